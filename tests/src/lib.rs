@@ -1,1 +1,4 @@
+//! Support for the end-to-end tests: start the real binary, plugin folders, a loopback
+//! Kubernetes API, a real Prometheus. Each module is owned by the tests that need it.
 
+pub mod server;
