@@ -1,1 +1,301 @@
-//! Starts the meshlens binary on 127.0.0.1:0 and talks to it.
+//! Starts the real `meshlens` binary on 127.0.0.1:0 and talks to it over plain HTTP.
+//!
+//! The binary and the plugin libraries come from this build's target folder
+//! (`target/<profile>/`); `ensure_built` runs `cargo build` once per test binary so they
+//! are current even when only `cargo test` was run.
+
+use std::{
+    collections::HashMap,
+    io::{BufRead, BufReader, Read, Write},
+    net::TcpStream,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::{Mutex, OnceLock, mpsc},
+    time::{Duration, Instant},
+};
+
+/// `target/<profile>` of the running test binary.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/<test-binary>
+    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+}
+
+/// The workspace root (for config/ and scripts/).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// Builds the binary and every bundled plugin once per test process.
+pub fn ensure_built() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let profile = profile_dir();
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(workspace_root()).arg("build").arg("--workspace");
+        if profile.file_name().and_then(|n| n.to_str()) == Some("release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build");
+        assert!(status.success(), "cargo build failed");
+    });
+}
+
+/// The path of the `meshlens` binary of this build.
+pub fn binary() -> PathBuf {
+    ensure_built();
+    profile_dir().join(format!("meshlens{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// The library file of a plugin package (`dup-one` → `target/<profile>/libdup_one.so`).
+pub fn plugin_library(package: &str) -> PathBuf {
+    ensure_built();
+    let file = format!(
+        "{}{}{}",
+        std::env::consts::DLL_PREFIX,
+        package.replace('-', "_"),
+        std::env::consts::DLL_SUFFIX
+    );
+    let deps = profile_dir().join("deps").join(&file);
+    let top = profile_dir().join(&file);
+    // The uplifted copy can be stale after a test-only build; prefer the newer one.
+    match (std::fs::metadata(&deps).and_then(|m| m.modified()), std::fs::metadata(&top).and_then(|m| m.modified())) {
+        (Ok(a), Ok(b)) if a > b => deps,
+        (Ok(_), Err(_)) => deps,
+        _ => top,
+    }
+}
+
+/// The bundled plugins (what the README's run command installs).
+pub const BUNDLED: &[&str] = &[
+    "appender-service-entry",
+    "appender-dead-node",
+    "appender-response-time",
+    "appender-security-policy",
+    "appender-unused-node",
+    "appender-mesh",
+    "appender-sidecars-check",
+    "metrics-prometheus",
+    "metrics-openmetrics-file",
+    "dashboards-builtin",
+    "dashboards-folder",
+    "dashboards-monitoring",
+];
+
+/// A temporary plugin folder holding copies of the given packages' libraries.
+pub fn plugin_dir(packages: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for p in packages {
+        let src = plugin_library(p);
+        let dst = dir.path().join(src.file_name().expect("file name"));
+        std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+    }
+    dir
+}
+
+/// A running meshlens process; killed on drop.
+pub struct Meshlens {
+    child: Child,
+    pub addr: String,
+    /// stderr lines seen so far (logs).
+    pub logs: std::sync::Arc<Mutex<Vec<String>>>,
+    _keep: Vec<tempfile::TempDir>,
+    _config: tempfile::NamedTempFile,
+}
+
+/// What starting the binary produced when it did not come up.
+#[derive(Debug)]
+pub struct StartFailure {
+    pub code: Option<i32>,
+    pub stderr: String,
+}
+
+impl Meshlens {
+    /// Writes `config` to a file and starts `meshlens serve --config FILE` with `env`.
+    /// `keep` holds temp folders the config refers to.
+    pub fn start(config: &str, env: &[(&str, &str)], keep: Vec<tempfile::TempDir>) -> Result<Meshlens, StartFailure> {
+        let mut file = tempfile::Builder::new().suffix(".toml").tempfile().expect("config file");
+        file.write_all(config.as_bytes()).expect("write config");
+        let mut cmd = Command::new(binary());
+        cmd.arg("serve").arg("--config").arg(file.path()).current_dir(workspace_root());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.env("RUST_LOG", "info").stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn meshlens");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let logs = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let logs2 = logs.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                logs2.lock().map(|mut l| l.push(line)).ok();
+            }
+        });
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line.strip_prefix("meshlens listening on http://") {
+                    let _ = tx.send(addr.to_string());
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(addr) = rx.recv_timeout(Duration::from_millis(50)) {
+                return Ok(Meshlens { child, addr, logs, _keep: keep, _config: file });
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                std::thread::sleep(Duration::from_millis(100));
+                let stderr = logs.lock().map(|l| l.join("\n")).unwrap_or_default();
+                return Err(StartFailure { code: status.code(), stderr });
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let stderr = logs.lock().map(|l| l.join("\n")).unwrap_or_default();
+                return Err(StartFailure { code: None, stderr: format!("did not start within 60 s\n{stderr}") });
+            }
+        }
+    }
+
+    /// GET `path` with optional headers.
+    pub fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Response {
+        request(&self.addr, "GET", path, headers)
+    }
+
+    /// GET `path`.
+    pub fn get(&self, path: &str) -> Response {
+        self.get_with(path, &[])
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit status.
+    pub fn terminate(&mut self) -> Option<i32> {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return s.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Meshlens {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The body parsed as JSON (panics with the body text when it is not JSON).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    /// A header by lower-case name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(String::as_str)
+    }
+}
+
+/// A minimal HTTP/1.1 client (Connection: close; Content-Length or chunked bodies), so
+/// tests need no TLS stack.
+pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    stream.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    stream.write_all(req.as_bytes()).expect("send request");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read response");
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Response {
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("end of headers");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status line");
+    let headers: HashMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let rest = &raw[split + 4..];
+    let body = if headers.get("transfer-encoding").map(|v| v.contains("chunked")).unwrap_or(false) {
+        let mut out = Vec::new();
+        let mut pos = 0;
+        loop {
+            let Some(eol) = rest[pos..].windows(2).position(|w| w == b"\r\n") else { break };
+            let size_text = String::from_utf8_lossy(&rest[pos..pos + eol]).into_owned();
+            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("0").trim(), 16).unwrap_or(0);
+            pos += eol + 2;
+            if size == 0 || pos + size > rest.len() {
+                break;
+            }
+            out.extend_from_slice(&rest[pos..pos + size]);
+            pos += size + 2;
+        }
+        out
+    } else {
+        rest.to_vec()
+    };
+    Response { status, headers, body }
+}
+
+/// `Authorization: Basic ...` for user and password.
+pub fn basic_auth(user: &str, password: &str) -> String {
+    use std::fmt::Write as _;
+    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let input = format!("{user}:{password}");
+    let bytes = input.as_bytes();
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                let _ = out.write_char(CHARS[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    format!("Basic {out}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn basic_auth_encodes_like_rfc7617() {
+        assert_eq!(super::basic_auth("Aladdin", "open sesame"), "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+        assert_eq!(super::basic_auth("a", "b"), "Basic YTpi");
+    }
+}

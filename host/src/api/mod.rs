@@ -1,0 +1,47 @@
+//! One module per API; each lists its operations in `routes()`.
+
+use crate::{
+    error::ApiError,
+    router::{Ctx, HandlerFuture, Route},
+};
+
+pub mod apps;
+pub mod dashboards;
+pub mod external;
+pub mod graph;
+pub mod health;
+pub mod mesh_config;
+pub mod metrics;
+pub mod namespaces;
+pub mod status;
+pub mod swagger;
+pub mod token;
+pub mod validations;
+pub mod workloads;
+
+/// Every operation the server answers.
+pub fn all_routes() -> Vec<Route> {
+    [
+        status::routes(),
+        token::routes(),
+        external::routes(),
+        swagger::routes(),
+        namespaces::routes(),
+        apps::routes(),
+        workloads::routes(),
+        mesh_config::routes(),
+        validations::routes(),
+        health::routes(),
+        metrics::routes(),
+        graph::routes(),
+        dashboards::routes(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The answer of an operation whose issue has not landed yet.
+pub fn not_implemented(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move { Err(ApiError::NotImplemented(format!("operation {} is not implemented yet", ctx.op))) })
+}

@@ -1,0 +1,11 @@
+//! Operations of this API (answer 501 until their issue lands).
+
+use crate::router::Route;
+
+use super::not_implemented;
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::get("namespaceList", "/namespaces", not_implemented),
+    ]
+}

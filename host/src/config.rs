@@ -1,0 +1,401 @@
+//! Configuration: defaults, then the TOML file, then `MESHLENS_<SECTION>__<KEY>` variables.
+
+use std::{collections::BTreeMap, fmt, net::IpAddr, path::Path, time::Duration};
+
+use figment::{
+    Figment,
+    providers::{Env, Format, Serialized, Toml},
+};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::params::{format_duration, parse_duration};
+
+/// A duration written as text in the config (`10s`, `24h`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HumanDuration(pub Duration);
+
+impl Serialize for HumanDuration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_duration(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for HumanDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        parse_duration(&text)
+            .map(HumanDuration)
+            .ok_or_else(|| serde::de::Error::custom("expected a duration such as \"10s\", \"5m\" or \"24h\""))
+    }
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub auth: AuthConfig,
+    pub plugins: PluginsConfig,
+    pub cluster: ClusterConfig,
+    pub metrics: MetricsConfig,
+    pub external_services: ExternalServices,
+    pub dashboards: DashboardsConfig,
+    /// `[appenders.<name>]`: each appender's own table, handed to its `configure`.
+    pub appenders: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    pub address: String,
+    pub port: u16,
+    pub web_root: String,
+    pub request_timeout: HumanDuration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            address: "127.0.0.1".into(),
+            port: 20001,
+            web_root: "/".into(),
+            request_timeout: HumanDuration(Duration::from_secs(30)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthStrategy {
+    Login,
+    Anonymous,
+}
+
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    pub strategy: AuthStrategy,
+    pub username: String,
+    pub password: Option<String>,
+    pub signing_key: Option<String>,
+    pub token_lifetime: HumanDuration,
+}
+
+// Secrets stay out of logs and error messages.
+impl fmt::Debug for AuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthConfig")
+            .field("strategy", &self.strategy)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<set>"))
+            .field("signing_key", &self.signing_key.as_ref().map(|_| "<set>"))
+            .field("token_lifetime", &self.token_lifetime)
+            .finish()
+    }
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            strategy: AuthStrategy::Login,
+            username: "admin".into(),
+            password: None,
+            signing_key: None,
+            token_lifetime: HumanDuration(Duration::from_secs(86_400)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PluginsConfig {
+    /// Folders scanned for plugin libraries, in order.
+    pub dirs: Vec<String>,
+    /// Order of appenders beyond the bundled seven.
+    pub appenders: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterSource {
+    Kube,
+    Snapshot,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    pub source: ClusterSource,
+    pub kubeconfig: Option<String>,
+    pub context: Option<String>,
+    pub snapshot: Vec<String>,
+    pub mesh_namespace: String,
+    pub app_label: String,
+    pub version_label: String,
+    pub sidecar_annotation: String,
+    pub exclude_namespaces: Vec<String>,
+    pub identity_domain: String,
+    pub sync_timeout: HumanDuration,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            source: ClusterSource::Kube,
+            kubeconfig: None,
+            context: None,
+            snapshot: Vec::new(),
+            mesh_namespace: "istio-system".into(),
+            app_label: "app".into(),
+            version_label: "version".into(),
+            sidecar_annotation: "sidecar.istio.io/status".into(),
+            exclude_namespaces: vec!["kube-.*".into()],
+            identity_domain: "svc.cluster.local".into(),
+            sync_timeout: HumanDuration(Duration::from_secs(30)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DurationHistogram {
+    Auto,
+    Milliseconds,
+    Seconds,
+}
+
+/// `[metrics]`: the active backend, shared settings, and one table per backend.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MetricsConfig {
+    pub backend: String,
+    pub timeout: HumanDuration,
+    pub duration_histogram: DurationHistogram,
+    /// `[metrics.<backend>]` tables; anything else here is rejected by `validate`.
+    #[serde(flatten)]
+    pub backends: BTreeMap<String, serde_json::Value>,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            backend: "prometheus".into(),
+            timeout: HumanDuration(Duration::from_secs(10)),
+            duration_histogram: DurationHistogram::Auto,
+            backends: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExternalServices {
+    pub grafana: GrafanaConfig,
+    pub tracing: TracingConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GrafanaConfig {
+    pub url: Option<String>,
+    pub display_link: bool,
+    pub service_dashboard_path: String,
+    pub workload_dashboard_path: String,
+    pub var_namespace: String,
+    pub var_service: String,
+    pub var_workload: String,
+}
+
+impl Default for GrafanaConfig {
+    fn default() -> Self {
+        GrafanaConfig {
+            url: None,
+            display_link: true,
+            service_dashboard_path: "/d/istio-service-dashboard".into(),
+            workload_dashboard_path: "/d/istio-workload-dashboard".into(),
+            var_namespace: "var-namespace".into(),
+            var_service: "var-service".into(),
+            var_workload: "var-workload".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TracingConfig {
+    pub url: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DashboardsConfig {
+    /// Folders of dashboard template files (TOML, YAML, JSON).
+    pub folders: Vec<String>,
+}
+
+/// Why the configuration cannot be used; the message names the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {0}: file not found")]
+    Missing(String),
+    #[error("invalid configuration: {0}")]
+    Figment(String),
+    #[error("invalid configuration: `{key}`: {reason}")]
+    Invalid { key: String, reason: String },
+}
+
+fn invalid(key: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { key: key.into(), reason: reason.into() }
+}
+
+impl Config {
+    /// Loads defaults, then `file` (when given), then the environment, and validates.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let cfg = Self::load_unchecked(file)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Like [`Config::load`] without the checks beyond types and known keys.
+    pub fn load_unchecked(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut fig = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(path) = file {
+            if !path.is_file() {
+                return Err(ConfigError::Missing(path.display().to_string()));
+            }
+            fig = fig.merge(Toml::file_exact(path));
+        }
+        // Only `SECTION__KEY` variables are config; other MESHLENS_* variables are left alone.
+        fig = fig.merge(Env::prefixed("MESHLENS_").filter(|k| k.as_str().contains("__")).split("__"));
+        fig.extract().map_err(|e| ConfigError::Figment(figment_message(e)))
+    }
+
+    /// Checks the values serde cannot check.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.server
+            .address
+            .parse::<IpAddr>()
+            .map_err(|_| invalid("server.address", "expected an IP address such as 127.0.0.1"))?;
+        let wr = &self.server.web_root;
+        if !wr.starts_with('/') || wr.contains("..") || wr.contains("//") {
+            return Err(invalid("server.web_root", "must start with `/` and contain no `..` or `//`"));
+        }
+        if self.server.request_timeout.0.is_zero() {
+            return Err(invalid("server.request_timeout", "must be above zero"));
+        }
+        if self.auth.strategy == AuthStrategy::Login {
+            if self.auth.password.as_deref().unwrap_or("").is_empty() {
+                return Err(invalid("auth.password", "strategy \"login\" needs a password (or set auth.strategy = \"anonymous\")"));
+            }
+            if self.auth.username.is_empty() {
+                return Err(invalid("auth.username", "must not be empty"));
+            }
+        }
+        if let Some(key) = &self.auth.signing_key {
+            if key.len() < 32 {
+                return Err(invalid("auth.signing_key", "must be at least 32 bytes long"));
+            }
+        }
+        if self.auth.token_lifetime.0.is_zero() {
+            return Err(invalid("auth.token_lifetime", "must be above zero"));
+        }
+        for re in &self.cluster.exclude_namespaces {
+            regex::Regex::new(re).map_err(|_| invalid("cluster.exclude_namespaces", "contains an invalid regular expression"))?;
+        }
+        if self.cluster.source == ClusterSource::Snapshot && self.cluster.snapshot.is_empty() {
+            return Err(invalid("cluster.snapshot", "source \"snapshot\" needs at least one file or folder"));
+        }
+        for (key, label) in [("cluster.app_label", &self.cluster.app_label), ("cluster.version_label", &self.cluster.version_label)] {
+            if label.is_empty() {
+                return Err(invalid(key, "must not be empty"));
+            }
+        }
+        if self.metrics.timeout.0.is_zero() {
+            return Err(invalid("metrics.timeout", "must be above zero"));
+        }
+        for (name, table) in &self.metrics.backends {
+            if !table.is_object() {
+                return Err(invalid(&format!("metrics.{name}"), "unknown key (backend settings go in a [metrics.<backend>] table)"));
+            }
+        }
+        for (name, table) in &self.appenders {
+            if !table.is_object() {
+                return Err(invalid(&format!("appenders.{name}"), "expected a table"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The JSON table for a metrics backend (`{}` when absent), plus `timeout_ms`.
+    pub fn backend_table(&self, name: &str) -> serde_json::Value {
+        let mut table = self.metrics.backends.get(name).cloned().unwrap_or_else(|| serde_json::json!({}));
+        if let Some(obj) = table.as_object_mut() {
+            obj.insert("timeout_ms".into(), serde_json::json!(self.metrics.timeout.0.as_millis() as u64));
+        }
+        table
+    }
+}
+
+// figment's own text is precise ("invalid type: found string "x", expected u16 for key
+// "default.server.port""); strip its provider prefix so the key reads as written.
+fn figment_message(e: figment::Error) -> String {
+    e.into_iter()
+        .map(|err| {
+            let key = err.path.join(".");
+            let mut msg = err.kind.to_string();
+            if let figment::error::Kind::UnknownField(field, _) = &err.kind {
+                let full = if key.is_empty() { field.clone() } else { format!("{key}.{field}") };
+                msg = format!("unknown key `{full}`");
+                return msg;
+            }
+            if !key.is_empty() {
+                msg = format!("`{key}`: {msg}");
+            }
+            msg
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::string(text))
+            .extract()
+            .map_err(|e| ConfigError::Figment(figment_message(e)))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    #[test]
+    fn defaults_need_a_password_for_login() {
+        let err = from_toml("").unwrap_err().to_string();
+        assert!(err.contains("auth.password"), "{err}");
+        let cfg = from_toml("[auth]\nstrategy = \"anonymous\"").unwrap();
+        assert_eq!(cfg.server.port, 20001);
+        assert_eq!(cfg.metrics.timeout.0, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nprot = 1").unwrap_err().to_string();
+        assert!(err.contains("server.prot"), "{err}");
+        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nrequest_timeout = \"soon\"").unwrap_err().to_string();
+        assert!(err.contains("server.request_timeout"), "{err}");
+        let err = from_toml("[auth]\nstrategy = \"anonymous\"\nsigning_key = \"short\"").unwrap_err().to_string();
+        assert!(err.contains("auth.signing_key"), "{err}");
+        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[metrics]\nbogus = 3").unwrap_err().to_string();
+        assert!(err.contains("metrics.bogus"), "{err}");
+    }
+
+    #[test]
+    fn backend_tables_are_kept() {
+        let cfg = from_toml("[auth]\nstrategy = \"anonymous\"\n[metrics.prometheus]\nurl = \"http://x:9090\"").unwrap();
+        let t = cfg.backend_table("prometheus");
+        assert_eq!(t["url"], "http://x:9090");
+        assert_eq!(t["timeout_ms"], 10_000);
+    }
+}

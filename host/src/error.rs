@@ -1,0 +1,74 @@
+//! One error type for every handler, mapped to HTTP in one place.
+
+use warp::http::StatusCode;
+
+/// An API failure. The message is sent to the client: it names parameters and objects,
+/// never echoes arbitrary request text.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("method not allowed: only GET is supported")]
+    MethodNotAllowed,
+    #[error("{0}")]
+    NotAcceptable(String),
+    #[error("{0}")]
+    Internal(String),
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("{0}")]
+    NotImplemented(String),
+}
+
+impl ApiError {
+    pub fn bad_request(msg: impl Into<String>) -> Self {
+        ApiError::BadRequest(msg.into())
+    }
+    pub fn not_found(msg: impl Into<String>) -> Self {
+        ApiError::NotFound(msg.into())
+    }
+    pub fn internal(msg: impl Into<String>) -> Self {
+        ApiError::Internal(msg.into())
+    }
+    pub fn unavailable(msg: impl Into<String>) -> Self {
+        ApiError::Unavailable(msg.into())
+    }
+    /// A 400 for a query parameter: names it and what it accepts, not what was sent.
+    pub fn bad_param(name: &str, expected: &str) -> Self {
+        ApiError::BadRequest(format!("invalid value for query parameter '{name}': {expected}"))
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+        }
+    }
+
+    /// The spec's error body `{code, message}`.
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::json!({ "code": self.status().as_u16(), "message": self.to_string() })
+    }
+}
+
+impl From<plugin_api::PluginError> for ApiError {
+    fn from(e: plugin_api::PluginError) -> Self {
+        use plugin_api::ErrorKind::*;
+        let msg = e.message.to_string();
+        match e.kind {
+            InvalidInput => ApiError::BadRequest(msg),
+            Unavailable | Timeout => ApiError::Unavailable(msg),
+            Internal | Panic => ApiError::Internal(msg),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! meshlens: an observability service for a service mesh.
+//!
+//! request → route ([`router`]) → handler ([`api`]) → plan → fetch (cluster cache and the
+//! [`metrics_engine`], concurrently) → build → appenders → JSON.
+
+pub mod api;
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod metrics_engine;
+pub mod params;
+pub mod plugins;
+pub mod router;
+pub mod server;
+pub mod state;

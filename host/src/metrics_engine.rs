@@ -1,0 +1,142 @@
+//! Runs structured metric queries through the active metrics backend.
+//!
+//! Backend calls are synchronous (the plugin cannot see our runtime), so each runs on the
+//! blocking pool, under a deadline, and never on an async worker. Identical queries that
+//! are in flight at the same time are sent once and share the answer.
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use abi_stable::std_types::RResult;
+use futures::{
+    FutureExt,
+    future::{BoxFuture, Shared, try_join_all},
+};
+use plugin_api::{BackendStatus, MetricQuery, MetricsBackendBox, QueryResult};
+
+use crate::error::ApiError;
+
+/// Why a query produced no answer.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum MetricsError {
+    #[error("no metrics backend is available: {0}")]
+    NoBackend(String),
+    #[error("the metrics store is unavailable: {0}")]
+    Unavailable(String),
+    #[error("the metrics store did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the metrics store refused the query: {0}")]
+    BadQuery(String),
+    #[error("metrics backend error: {0}")]
+    Internal(String),
+}
+
+impl From<MetricsError> for ApiError {
+    fn from(e: MetricsError) -> Self {
+        match e {
+            MetricsError::BadQuery(_) => ApiError::bad_request(e.to_string()),
+            MetricsError::Internal(_) => ApiError::internal(e.to_string()),
+            _ => ApiError::unavailable(e.to_string()),
+        }
+    }
+}
+
+type SharedQuery = Shared<BoxFuture<'static, Result<Arc<QueryResult>, MetricsError>>>;
+
+/// The host's one way to the metrics store.
+pub struct MetricsEngine {
+    backend: Option<Arc<MetricsBackendBox>>,
+    backend_name: String,
+    missing: String,
+    timeout: Duration,
+    inflight: Mutex<HashMap<String, SharedQuery>>,
+    sent: AtomicU64,
+}
+
+impl MetricsEngine {
+    /// `backend` is `None` when the configured backend is not loaded; `missing` says why.
+    pub fn new(backend: Option<Arc<MetricsBackendBox>>, backend_name: &str, missing: String, timeout: Duration) -> Self {
+        MetricsEngine {
+            backend,
+            backend_name: backend_name.to_string(),
+            missing,
+            timeout,
+            inflight: Mutex::new(HashMap::new()),
+            sent: AtomicU64::new(0),
+        }
+    }
+
+    /// The configured backend's name.
+    pub fn backend_name(&self) -> &str {
+        &self.backend_name
+    }
+
+    /// Queries actually sent to the backend since start (for benchmarks).
+    pub fn queries_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// Runs one query; joins an identical one already in flight.
+    pub async fn query(self: &Arc<Self>, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
+        let key = q.cache_key();
+        let fut = {
+            let mut map = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(f) = map.get(&key) {
+                f.clone()
+            } else {
+                let this = self.clone();
+                let k = key.clone();
+                let f = async move {
+                    let r = this.send(q).await;
+                    this.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&k);
+                    r
+                }
+                .boxed()
+                .shared();
+                map.insert(key, f.clone());
+                f
+            }
+        };
+        fut.await
+    }
+
+    /// Runs every query concurrently; results in the same order. The first failure wins.
+    pub async fn query_all(self: &Arc<Self>, qs: Vec<MetricQuery>) -> Result<Vec<Arc<QueryResult>>, MetricsError> {
+        try_join_all(qs.into_iter().map(|q| self.query(q))).await
+    }
+
+    async fn send(&self, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
+        let backend = self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let timeout_ms = self.timeout.as_millis() as u64;
+        let task = tokio::task::spawn_blocking(move || backend.query(&q, timeout_ms));
+        // The backend enforces the deadline itself; this one guards against a backend that does not.
+        match tokio::time::timeout(self.timeout + Duration::from_millis(500), task).await {
+            Err(_) => Err(MetricsError::Timeout(self.timeout)),
+            Ok(Err(_)) => Err(MetricsError::Internal("query task failed".into())),
+            Ok(Ok(RResult::ROk(r))) => Ok(Arc::new(r)),
+            Ok(Ok(RResult::RErr(e))) => Err(match e.kind {
+                plugin_api::ErrorKind::InvalidInput => MetricsError::BadQuery(e.message.into()),
+                plugin_api::ErrorKind::Unavailable => MetricsError::Unavailable(e.message.into()),
+                plugin_api::ErrorKind::Timeout => MetricsError::Timeout(self.timeout),
+                _ => MetricsError::Internal(e.message.into()),
+            }),
+        }
+    }
+
+    /// The store's own status, or `None` when it cannot be had within the deadline.
+    pub async fn status(&self) -> Option<BackendStatus> {
+        let backend = self.backend.clone()?;
+        let task = tokio::task::spawn_blocking(move || backend.status());
+        match tokio::time::timeout(self.timeout, task).await {
+            Ok(Ok(RResult::ROk(s))) => Some(s),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Routing: one table of operations, matched by hand inside a single warp filter so that
+//! 404 (unknown path), 405 (known path, other method), the `/api` twin of every path and
+//! the web root are decided in one place.
+
+use std::{future::Future, pin::Pin, sync::Arc, time::Instant};
+
+use futures::FutureExt;
+use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+
+use crate::{auth, error::ApiError, state::AppState};
+
+/// What a handler returns.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send>>;
+/// A handler: a plain function of the request context.
+pub type Handler = fn(Ctx) -> HandlerFuture;
+
+/// One operation: its spec name, path pattern and handler.
+#[derive(Clone)]
+pub struct Route {
+    pub op: &'static str,
+    pub path: &'static str,
+    pub handler: Handler,
+    /// Answers without authentication (`/` and `/status`).
+    pub public: bool,
+    segments: Vec<Segment>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Segment {
+    Literal(&'static str),
+    Param(&'static str),
+}
+
+impl Route {
+    /// A GET operation at `path` (written without `/api`; `{name}` marks a parameter).
+    pub fn get(op: &'static str, path: &'static str, handler: Handler) -> Route {
+        let segments = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| match s.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => Segment::Param(name),
+                None => Segment::Literal(s),
+            })
+            .collect();
+        Route { op, path, handler, public: false, segments }
+    }
+
+    /// Marks the route as answering without authentication.
+    pub fn public(mut self) -> Route {
+        self.public = true;
+        self
+    }
+
+    fn matches(&self, parts: &[String]) -> Option<Vec<(&'static str, String)>> {
+        if parts.len() != self.segments.len() {
+            return None;
+        }
+        let mut params = Vec::new();
+        for (seg, part) in self.segments.iter().zip(parts) {
+            match seg {
+                Segment::Literal(l) if l == part => {}
+                Segment::Literal(_) => return None,
+                Segment::Param(name) if !part.is_empty() => params.push((*name, part.clone())),
+                Segment::Param(_) => return None,
+            }
+        }
+        Some(params)
+    }
+
+    // Literal segments win over parameters, position by position (`graph` beats `{namespace}`).
+    fn specificity(&self) -> Vec<u8> {
+        self.segments.iter().map(|s| matches!(s, Segment::Literal(_)) as u8).collect()
+    }
+}
+
+/// The request as a handler sees it.
+pub struct Ctx {
+    pub state: Arc<AppState>,
+    pub op: &'static str,
+    params: Vec<(&'static str, String)>,
+    query: Vec<(String, String)>,
+    pub headers: HeaderMap,
+}
+
+impl Ctx {
+    /// A path parameter (always present when the route matched).
+    pub fn path(&self, name: &str) -> Result<&str, ApiError> {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+            .ok_or_else(|| ApiError::internal(format!("route has no path parameter {name}")))
+    }
+    /// The first value of a query parameter.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+    /// Every value of a repeated query parameter (`byLabels[]=a&byLabels[]=b`).
+    pub fn query_all(&self, name: &str) -> Vec<&str> {
+        self.query.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
+    }
+    /// Whether the parameter appears at all (even empty).
+    pub fn has_query(&self, name: &str) -> bool {
+        self.query.iter().any(|(n, _)| n == name)
+    }
+}
+
+/// A successful answer.
+pub enum Reply {
+    Json(Vec<u8>),
+    NoContent,
+    Text { content_type: &'static str, body: String },
+}
+
+impl Reply {
+    /// Serialises `value` as the JSON body.
+    pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Reply {
+        match serde_json::to_vec(value) {
+            Ok(body) => Reply::Json(body),
+            // Our own types always serialise; keep a body anyway rather than panic.
+            Err(e) => Reply::Json(ApiError::internal(format!("serialisation failed: {e}")).body().to_string().into_bytes()),
+        }
+    }
+}
+
+/// The route table, with the web root it lives under.
+pub struct Router {
+    routes: Vec<Route>,
+    web_root: Vec<String>,
+}
+
+impl Router {
+    pub fn new(mut routes: Vec<Route>, web_root: &str) -> Router {
+        routes.sort_by(|a, b| b.specificity().cmp(&a.specificity()));
+        Router { routes, web_root: split(web_root) }
+    }
+
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    /// Handles one request, never failing: errors become `{code, message}` bodies.
+    pub async fn handle(
+        self: Arc<Self>,
+        state: Arc<AppState>,
+        method: Method,
+        path: &str,
+        raw_query: Option<String>,
+        headers: HeaderMap,
+    ) -> warp::http::Response<Vec<u8>> {
+        let started = Instant::now();
+        let outcome = self.dispatch(state.clone(), &method, path, raw_query, headers).await;
+        let response = match outcome {
+            Ok(reply) => reply_response(reply),
+            Err(e) => error_response(&e),
+        };
+        tracing::info!(%method, path, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
+        response
+    }
+
+    async fn dispatch(
+        &self,
+        state: Arc<AppState>,
+        method: &Method,
+        path: &str,
+        raw_query: Option<String>,
+        headers: HeaderMap,
+    ) -> Result<Reply, ApiError> {
+        let parts = match self.relative_parts(path) {
+            Some(p) => p,
+            None => return Err(ApiError::not_found("no such operation")),
+        };
+        let Some((route, params)) = self.routes.iter().find_map(|r| r.matches(&parts).map(|p| (r, p))) else {
+            return Err(ApiError::not_found("no such operation"));
+        };
+        if method != Method::GET && method != Method::HEAD {
+            return Err(ApiError::MethodNotAllowed);
+        }
+        if !route.public {
+            auth::check(&state, &headers)?;
+        }
+        let query = raw_query
+            .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+            .unwrap_or_default();
+        let ctx = Ctx { state: state.clone(), op: route.op, params, query, headers };
+        let timeout = state.config.server.request_timeout.0;
+        // A panic in a handler must answer 500 for that request, not end the connection.
+        let fut = std::panic::AssertUnwindSafe((route.handler)(ctx)).catch_unwind();
+        match tokio::time::timeout(timeout, fut).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(ApiError::internal("internal error while handling the request")),
+            Err(_) => Err(ApiError::unavailable("the request timed out")),
+        }
+    }
+
+    // Strips the web root and the optional `api` segment; percent-decodes each segment.
+    fn relative_parts(&self, path: &str) -> Option<Vec<String>> {
+        let mut parts = split(path);
+        if parts.len() < self.web_root.len() || parts[..self.web_root.len()] != self.web_root[..] {
+            return None;
+        }
+        parts.drain(..self.web_root.len());
+        if parts.first().map(String::as_str) == Some("api") {
+            parts.remove(0);
+        }
+        Some(parts)
+    }
+}
+
+fn split(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .collect()
+}
+
+fn reply_response(reply: Reply) -> warp::http::Response<Vec<u8>> {
+    let (status, ctype, body) = match reply {
+        Reply::Json(b) => (StatusCode::OK, Some("application/json"), b),
+        Reply::NoContent => (StatusCode::NO_CONTENT, None, Vec::new()),
+        Reply::Text { content_type, body } => (StatusCode::OK, Some(content_type), body.into_bytes()),
+    };
+    let mut resp = warp::http::Response::new(body);
+    *resp.status_mut() = status;
+    if let Some(ct) = ctype {
+        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+    }
+    resp
+}
+
+/// The spec's error body with the status in `code`, plus the headers the status needs.
+pub fn error_response(e: &ApiError) -> warp::http::Response<Vec<u8>> {
+    let mut resp = warp::http::Response::new(e.body().to_string().into_bytes());
+    *resp.status_mut() = e.status();
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    match e {
+        ApiError::Unauthorized(_) => {
+            h.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"meshlens\", Basic realm=\"meshlens\""));
+        }
+        ApiError::MethodNotAllowed => {
+            h.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        }
+        _ => {}
+    }
+    resp
+}

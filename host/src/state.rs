@@ -1,0 +1,97 @@
+//! Everything a request handler can reach, built once at start-up.
+
+use std::{path::PathBuf, sync::Arc, time::Instant};
+
+use abi_stable::std_types::{RResult, RStr};
+
+use crate::{
+    auth,
+    config::Config,
+    metrics_engine::MetricsEngine,
+    plugins::{Registry, RegistryError},
+};
+
+/// Shared state of the running service.
+pub struct AppState {
+    pub config: Config,
+    pub plugins: Arc<Registry>,
+    pub metrics: Arc<MetricsEngine>,
+    pub signing_key: Vec<u8>,
+    pub started: Instant,
+    /// Start-up problems shown in `/status` `warningMessages`.
+    pub warnings: Vec<String>,
+}
+
+/// Why the service cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error("invalid configuration: `{key}`: {reason}")]
+    PluginConfig { key: String, reason: String },
+    #[error("cannot make a signing key: {0}")]
+    Random(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl AppState {
+    /// Loads plugins, configures them and prepares the shared services.
+    pub async fn build(config: Config) -> Result<AppState, StartupError> {
+        let started = Instant::now();
+        let dirs: Vec<PathBuf> = config.plugins.dirs.iter().map(PathBuf::from).collect();
+        let registry = Registry::load(&dirs)?;
+        let mut warnings: Vec<String> = registry
+            .refused
+            .iter()
+            .map(|r| format!("plugin {} was not loaded: {}", r.path.display(), r.reason))
+            .collect();
+
+        let (signing_key, generated) = auth::signing_key(config.auth.signing_key.as_deref())
+            .map_err(|e| StartupError::Random(e.to_string()))?;
+        if generated {
+            tracing::warn!("auth.signing_key is not set: using a random key; tokens will not survive a restart");
+        }
+
+        for a in &registry.appenders {
+            let table = config.appenders.get(&a.name).cloned().unwrap_or_else(|| serde_json::json!({}));
+            configure(&format!("appenders.{}", a.name), |json| a.object.configure(json), &table)?;
+        }
+        let dash_table = serde_json::to_value(&config.dashboards).unwrap_or_else(|_| serde_json::json!({}));
+        for d in &registry.dashboard_providers {
+            configure("dashboards", |json| d.object.configure(json), &dash_table)?;
+        }
+
+        let backend_name = config.metrics.backend.clone();
+        let backend = registry.metrics_backends.iter().find(|b| b.name == backend_name);
+        let (backend, missing) = match backend {
+            Some(b) => {
+                configure(&format!("metrics.{backend_name}"), |json| b.object.configure(json), &config.backend_table(&backend_name))?;
+                (Some(b.object.clone()), String::new())
+            }
+            None => {
+                let msg = format!(
+                    "metrics backend `{backend_name}` is not loaded (check plugins.dirs); metric operations answer 503"
+                );
+                tracing::warn!("{msg}");
+                warnings.push(msg.clone());
+                (None, msg)
+            }
+        };
+        let metrics = Arc::new(MetricsEngine::new(backend, &backend_name, missing, config.metrics.timeout.0));
+
+        Ok(AppState { config, plugins: Arc::new(registry), metrics, signing_key, started, warnings })
+    }
+}
+
+fn configure(
+    key: &str,
+    call: impl FnOnce(RStr<'_>) -> RResult<(), plugin_api::PluginError>,
+    table: &serde_json::Value,
+) -> Result<(), StartupError> {
+    let text = table.to_string();
+    match call(RStr::from_str(&text)) {
+        RResult::ROk(()) => Ok(()),
+        RResult::RErr(e) => Err(StartupError::PluginConfig { key: key.to_string(), reason: e.message.to_string() }),
+    }
+}
