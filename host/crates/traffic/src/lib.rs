@@ -1,1 +1,24 @@
+//! The traffic graph of meshlens.
+//!
+//! A graph request flows through this crate in one direction:
+//! [`GraphOptions::parse`] (validated parameters, 400-style errors) → [`traffic_plan`] (the
+//! metric queries, one per traffic family whatever the number of namespaces) → the host runs
+//! them together with the appenders' declared inputs → [`round_results`] → [`build_graph`] →
+//! appenders in [`appender_run_order`] → [`finish`] (outside/root markers, service-graph
+//! reduction) → [`GraphOutput::new`] → JSON ([`GraphOutput::to_json`]) or DOT
+//! ([`GraphOutput::to_dot`]).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
+mod build;
+mod dot;
+mod finish;
+mod options;
+mod output;
+mod plan;
+
+pub use build::build_graph;
+pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish};
+pub use options::{DurationHistogram, GraphFormat, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError};
+pub use output::{GraphOutput, md5_hex};
+pub use plan::{PlannedQuery, TrafficKind, histogram_probe_queries, pick_histogram, round_results, round_value, traffic_plan, traffic_queries};

@@ -1,0 +1,191 @@
+//! Building the traffic graph from query results (reference §2.4).
+
+use std::collections::HashMap;
+
+use plugin_api::abi_stable::std_types::RString;
+use plugin_api::{Edge, Graph, GraphType, Label, Node, NodeType, QueryResult, label_value};
+
+use appender_support::labels::*;
+use appender_support::{NodeKey, hops};
+
+use crate::options::GraphOptions;
+use crate::plan::{PlannedQuery, TrafficKind};
+
+/// Builds the graph from the traffic queries' results (`results[i]` answers `plan[i]`;
+/// missing results count as empty). Values should already be rounded.
+pub fn build_graph(opts: &GraphOptions, plan: &[PlannedQuery], results: &[QueryResult]) -> Graph {
+    let mut b = Builder::new(opts.graph_type, opts.inject_service_nodes);
+    for (p, r) in plan.iter().zip(results) {
+        for s in r.series.iter() {
+            let labels = s.labels.as_slice();
+            if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str())) {
+                continue;
+            }
+            let Some(v) = s.samples.last().map(|x| x.v) else { continue };
+            if !v.is_finite() {
+                continue;
+            }
+            b.add(labels, v, p.kind);
+        }
+    }
+    b.graph
+}
+
+struct Builder {
+    graph_type: GraphType,
+    inject: bool,
+    graph: Graph,
+    nodes: HashMap<String, usize>,
+    edges: HashMap<(usize, usize, RString), usize>,
+}
+
+const HTTP_REQUIRED: [&str; 11] = [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC_NS, DST_SVC, DST_WL, DST_APP, DST_VER, PROTOCOL, CODE];
+const TCP_REQUIRED: [&str; 8] = [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC, DST_WL, DST_APP, DST_VER];
+
+impl Builder {
+    fn new(graph_type: GraphType, inject: bool) -> Self {
+        Builder { graph_type, inject, graph: Graph::default(), nodes: HashMap::new(), edges: HashMap::new() }
+    }
+
+    fn add(&mut self, l: &[Label], v: f64, kind: TrafficKind) {
+        let required: &[&str] = match kind {
+            TrafficKind::Requests => &HTTP_REQUIRED,
+            TrafficKind::TcpBytes => &TCP_REQUIRED,
+        };
+        if let Some(missing) = required.iter().find(|n| label_value(l, n).is_none()) {
+            tracing::warn!(label = missing, "skipping a traffic sample without the label");
+            return;
+        }
+        let has_ns = label_value(l, DST_SVC_NS).is_some_and(|s| !s.is_empty()) || label_value(l, DST_WL_NS).is_some();
+        if !has_ns {
+            tracing::warn!("skipping a traffic sample without a destination namespace");
+            return;
+        }
+        let protocol = match kind {
+            TrafficKind::TcpBytes => "tcp",
+            TrafficKind::Requests => label_value(l, PROTOCOL).unwrap_or(""),
+        };
+        let code = label_value(l, CODE).unwrap_or("");
+        let grpc_err = is_grpc_error(code, label_value(l, GRPC_STATUS));
+        let svc = label_value(l, DST_SVC).unwrap_or("");
+        let pairs = hops(l, self.graph_type, self.inject);
+        if pairs.is_empty() {
+            tracing::warn!("skipping a traffic sample whose source or destination cannot be named");
+        }
+        for (src, dst) in pairs {
+            let s = self.node(&src, v);
+            let d = self.node(&dst, v);
+            if !svc.is_empty() {
+                let ds = &mut self.graph.nodes[d].dest_services;
+                if !ds.iter().any(|x| x.as_str() == svc) {
+                    ds.push(svc.into());
+                }
+            }
+            let e = self.edge(s, d, protocol);
+            let class = code.as_bytes().first().copied();
+            let nodes = &mut self.graph.nodes;
+            let edge = &mut self.graph.edges[e].rates;
+            match protocol {
+                "http" => {
+                    nodes[s].rates.http_out += v;
+                    let dr = &mut nodes[d].rates;
+                    dr.http_in += v;
+                    edge.http += v;
+                    match class {
+                        Some(b'3') => {
+                            dr.http_in_3xx += v;
+                            edge.http_3xx += v;
+                        }
+                        Some(b'4') => {
+                            dr.http_in_4xx += v;
+                            edge.http_4xx += v;
+                        }
+                        Some(b'5') => {
+                            dr.http_in_5xx += v;
+                            edge.http_5xx += v;
+                        }
+                        _ => {}
+                    }
+                }
+                "grpc" => {
+                    nodes[s].rates.grpc_out += v;
+                    nodes[d].rates.grpc_in += v;
+                    edge.grpc += v;
+                    if grpc_err {
+                        nodes[d].rates.grpc_in_err += v;
+                        edge.grpc_err += v;
+                    }
+                }
+                "tcp" => {
+                    nodes[s].rates.tcp_out += v;
+                    nodes[d].rates.tcp_in += v;
+                    edge.tcp += v;
+                }
+                // Other protocols get an edge but no rates, as in Kiali.
+                _ => {}
+            }
+        }
+    }
+
+    /// Finds or creates the node; flags label disagreement on workload (and versioned app) nodes.
+    fn node(&mut self, k: &NodeKey, v: f64) -> usize {
+        if let Some(&i) = self.nodes.get(&k.id) {
+            let n = &mut self.graph.nodes[i];
+            let checks = n.node_type == NodeType::Workload
+                || (n.node_type == NodeType::App && self.graph_type == GraphType::VersionedApp);
+            if checks {
+                let mut differ = Vec::new();
+                if n.app.as_str() != k.app {
+                    differ.push("app");
+                }
+                if n.version.as_str() != k.version {
+                    differ.push("version");
+                }
+                if !differ.is_empty() {
+                    n.is_misconfigured = format!("labels=[{}]", differ.join(" ")).into();
+                    if v > 0.0 {
+                        n.app = k.app.as_str().into();
+                        n.version = k.version.as_str().into();
+                    }
+                }
+            }
+            return i;
+        }
+        let mut n = Node::new(&k.id, k.node_type, &k.namespace);
+        n.workload = k.workload.as_str().into();
+        n.app = k.app.as_str().into();
+        n.version = k.version.as_str().into();
+        n.service = k.service.as_str().into();
+        self.graph.nodes.push(n);
+        let i = self.graph.nodes.len() - 1;
+        self.nodes.insert(k.id.clone(), i);
+        i
+    }
+
+    fn edge(&mut self, s: usize, d: usize, protocol: &str) -> usize {
+        let key = (s, d, RString::from(protocol));
+        if let Some(&e) = self.edges.get(&key) {
+            return e;
+        }
+        let (src, dst) = (self.graph.nodes[s].id.clone(), self.graph.nodes[d].id.clone());
+        self.graph.edges.push(Edge::new(&src, &dst, protocol));
+        let e = self.graph.edges.len() - 1;
+        self.edges.insert(key, e);
+        e
+    }
+}
+
+/// gRPC errors: a gRPC status other than 0; without one, Kiali's rule on the response code
+/// (an HTTP-style 4xx/5xx, or any code other than `0`, `200`-style successes excepted).
+fn is_grpc_error(code: &str, grpc_status: Option<&str>) -> bool {
+    match grpc_status {
+        Some(s) if !s.is_empty() => s != "0",
+        _ => {
+            if code.len() == 3 {
+                code.starts_with('4') || code.starts_with('5')
+            } else {
+                code != "0"
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Graphviz DOT of the same graph the JSON describes (`format=dot`).
+
+use std::fmt::Write;
+
+use crate::output::{GraphOutput, NodeOut};
+
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn node_label(o: &NodeOut<'_>) -> String {
+    let Some(n) = o.node else { return String::new() };
+    let name = match n.node_type {
+        plugin_api::NodeType::Workload => n.workload.to_string(),
+        plugin_api::NodeType::Service => n.service.to_string(),
+        plugin_api::NodeType::App if !n.version.is_empty() => format!("{} {}", n.app, n.version),
+        plugin_api::NodeType::App => n.app.to_string(),
+        plugin_api::NodeType::Unknown => "unknown".to_string(),
+    };
+    format!("{name}\n{}", n.namespace)
+}
+
+fn node_line(out: &mut String, indent: &str, o: &NodeOut<'_>) {
+    let shape = match o.node.map(|n| n.node_type) {
+        Some(plugin_api::NodeType::Service) => "triangle",
+        Some(plugin_api::NodeType::App) => "box",
+        Some(plugin_api::NodeType::Unknown) => "diamond",
+        _ => "ellipse",
+    };
+    let _ = writeln!(out, "{indent}{} [label={}, shape={shape}];", quote(&o.id), quote(&node_label(o)));
+}
+
+impl GraphOutput<'_> {
+    /// The graph as Graphviz DOT: nodes labelled by workload, app or service and namespace,
+    /// edges by protocol and rate, boxes as clusters.
+    pub fn to_dot(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "digraph {} {{", quote(&format!("meshlens {}", self.graph_type.as_str())));
+        out.push_str("  rankdir=LR;\n");
+        for b in self.nodes.iter().filter(|n| n.node.is_none()) {
+            let _ = writeln!(out, "  subgraph {} {{", quote(&format!("cluster_{}", b.id)));
+            let label = format!("{} ({})", b.app(), b.namespace());
+            let _ = writeln!(out, "    label={};", quote(&label));
+            for m in self.nodes.iter().filter(|n| n.parent.as_deref() == Some(b.id.as_str())) {
+                node_line(&mut out, "    ", m);
+            }
+            out.push_str("  }\n");
+        }
+        for n in self.nodes.iter().filter(|n| n.node.is_some() && n.parent.is_none()) {
+            node_line(&mut out, "  ", n);
+        }
+        for e in &self.edges {
+            let t = &e.traffic;
+            let rate = t
+                .rates
+                .as_ref()
+                .and_then(|r| r.iter().find(|(k, _)| *k == t.protocol).map(|(_, v)| v.clone()))
+                .unwrap_or_default();
+            let label = if t.protocol.is_empty() { String::new() } else { format!("{} {rate}", t.protocol) };
+            let _ = writeln!(out, "  {} -> {} [label={}];", quote(&e.source), quote(&e.target), quote(&label));
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+

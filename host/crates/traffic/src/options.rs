@@ -1,0 +1,447 @@
+//! Graph request parameters (spec §4.3), validated into [`GraphOptions`].
+
+use plugin_api::abi_stable::std_types::RString;
+use plugin_api::{GraphRequest, GraphType};
+
+/// A rejected parameter: the host answers 400 with [`OptionsError::message`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct OptionsError {
+    /// The parameter at fault.
+    pub param: String,
+    /// A message naming the parameter and, where there is a closed set, its allowed values.
+    pub message: String,
+}
+
+impl OptionsError {
+    fn new(param: &str, message: String) -> Self {
+        OptionsError { param: param.to_string(), message }
+    }
+    fn invalid(param: &str, value: &str, allowed: &str) -> Self {
+        Self::new(param, format!("Invalid {param} [{value}]: allowed values are {allowed}"))
+    }
+}
+
+/// Which graph operation was called (and its path parameters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GraphTarget {
+    /// graphNamespaces: namespaces come from the `namespaces` query parameter.
+    Namespaces,
+    /// graphApp.
+    App {
+        /// Path namespace.
+        namespace: String,
+        /// App label value.
+        app: String,
+    },
+    /// graphAppVersion.
+    AppVersion {
+        /// Path namespace.
+        namespace: String,
+        /// App label value.
+        app: String,
+        /// Version label value.
+        version: String,
+    },
+    /// graphService.
+    Service {
+        /// Path namespace.
+        namespace: String,
+        /// Service name.
+        service: String,
+    },
+    /// graphWorkload.
+    Workload {
+        /// Path namespace.
+        namespace: String,
+        /// Workload name.
+        workload: String,
+    },
+}
+
+/// `groupBy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    /// No boxes.
+    None,
+    /// Boxes per app.
+    App,
+    /// Boxes per app over versioned app nodes (versionedApp graphs only).
+    Version,
+}
+
+/// `format`: the response encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphFormat {
+    /// Cytoscape JSON (the default).
+    Json,
+    /// Graphviz DOT.
+    Dot,
+}
+
+/// Which request-duration histogram the store has (`metrics.duration_histogram`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DurationHistogram {
+    /// Detect it from the store.
+    #[default]
+    Auto,
+    /// `istio_request_duration_milliseconds`.
+    Milliseconds,
+    /// `istio_request_duration_seconds` (older Istio).
+    Seconds,
+}
+
+impl DurationHistogram {
+    /// Parses the config value (`auto`, `milliseconds`, `seconds`).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(Self::Auto),
+            "milliseconds" => Some(Self::Milliseconds),
+            "seconds" => Some(Self::Seconds),
+            _ => None,
+        }
+    }
+    /// Base metric name and the factor to milliseconds; `None` for `Auto`.
+    pub fn metric(self) -> Option<(&'static str, f64)> {
+        match self {
+            Self::Auto => None,
+            Self::Milliseconds => Some(("istio_request_duration_milliseconds", 1.0)),
+            Self::Seconds => Some(("istio_request_duration_seconds", 1000.0)),
+        }
+    }
+}
+
+/// Values from the service's configuration that shape every graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphSettings {
+    /// The mesh's infrastructure namespace (e.g. `istio-system`).
+    pub mesh_namespace: String,
+    /// The app label name.
+    pub app_label: String,
+    /// The version label name.
+    pub version_label: String,
+    /// The identity domain, e.g. `svc.cluster.local`.
+    pub identity_domain: String,
+}
+
+impl Default for GraphSettings {
+    fn default() -> Self {
+        GraphSettings {
+            mesh_namespace: "istio-system".into(),
+            app_label: "app".into(),
+            version_label: "version".into(),
+            identity_domain: "svc.cluster.local".into(),
+        }
+    }
+}
+
+/// A validated graph request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphOptions {
+    /// The operation and its path parameters.
+    pub target: GraphTarget,
+    /// Requested namespaces, in request order, without duplicates (one for node graphs).
+    pub namespaces: Vec<String>,
+    /// `graphType`.
+    pub graph_type: GraphType,
+    /// `groupBy`.
+    pub group_by: GroupBy,
+    /// `includeMesh`.
+    pub include_mesh: bool,
+    /// `injectServiceNodes` (forced on for graphType=service).
+    pub inject_service_nodes: bool,
+    /// `duration` in whole seconds.
+    pub duration_secs: u64,
+    /// `queryTime`, Unix seconds.
+    pub query_time: i64,
+    /// `appenders`: `None` = all, `Some([])` = none.
+    pub appenders: Option<Vec<String>>,
+    /// `responseTimeQuantile`.
+    pub response_time_quantile: f64,
+    /// `format`.
+    pub format: GraphFormat,
+    /// Configuration values.
+    pub settings: GraphSettings,
+}
+
+const GRAPH_TYPES: &str = "app, service, versionedApp, workload";
+
+fn parse_bool(param: &str, v: &str) -> Result<bool, OptionsError> {
+    // Go's strconv.ParseBool, as Kiali accepts it.
+    match v {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
+        _ => Err(OptionsError::invalid(param, v, "true, false")),
+    }
+}
+
+/// Parses a Go-style duration (`600s`, `10m`, `1h30m`, `1.5h`) into whole seconds.
+pub(crate) fn parse_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        if num_end == 0 {
+            return None;
+        }
+        let n: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let factor = match &rest[..unit_end] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        total += n * factor;
+    }
+    let secs = total.floor();
+    (secs >= 1.0 && secs < 1e12).then_some(secs as u64)
+}
+
+impl GraphOptions {
+    /// Validates the query parameters of one graph operation.
+    ///
+    /// `query` returns the first value of a query parameter; `now` is the current Unix
+    /// time; `known_appenders` are the registered appender names (for the `appenders` check).
+    pub fn parse(
+        target: GraphTarget,
+        query: impl Fn(&str) -> Option<String>,
+        now: i64,
+        known_appenders: &[String],
+        settings: &GraphSettings,
+    ) -> Result<GraphOptions, OptionsError> {
+        let namespaces = match &target {
+            GraphTarget::Namespaces => {
+                let mut out: Vec<String> = Vec::new();
+                for ns in query("namespaces").unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    if !out.iter().any(|n| n == ns) {
+                        out.push(ns.to_string());
+                    }
+                }
+                if out.is_empty() {
+                    return Err(OptionsError::new(
+                        "namespaces",
+                        "At least one namespace must be specified via the namespaces query parameter.".into(),
+                    ));
+                }
+                out
+            }
+            GraphTarget::App { namespace, .. }
+            | GraphTarget::AppVersion { namespace, .. }
+            | GraphTarget::Service { namespace, .. }
+            | GraphTarget::Workload { namespace, .. } => vec![namespace.clone()],
+        };
+        let app_route = matches!(target, GraphTarget::App { .. } | GraphTarget::AppVersion { .. });
+        let default_type = match target {
+            GraphTarget::App { .. } => GraphType::App,
+            GraphTarget::AppVersion { .. } => GraphType::VersionedApp,
+            _ => GraphType::Workload,
+        };
+        let graph_type = match query("graphType").as_deref() {
+            None => default_type,
+            Some("app") => GraphType::App,
+            Some("versionedApp") => GraphType::VersionedApp,
+            Some("service") if !app_route => GraphType::Service,
+            Some("workload") if !app_route => GraphType::Workload,
+            Some(v) if app_route && matches!(v, "service" | "workload") => {
+                return Err(OptionsError::new(
+                    "graphType",
+                    format!("Invalid graphType [{v}]. This node detail graph supports only graphType app or versionedApp."),
+                ));
+            }
+            Some(v) => {
+                let allowed = if app_route { "app, versionedApp" } else { GRAPH_TYPES };
+                return Err(OptionsError::invalid("graphType", v, allowed));
+            }
+        };
+        let group_by = match query("groupBy").as_deref() {
+            None | Some("none") => GroupBy::None,
+            Some("app") => GroupBy::App,
+            Some("version") => GroupBy::Version,
+            Some(v) => return Err(OptionsError::invalid("groupBy", v, "app, none, version")),
+        };
+        let include_mesh = match query("includeMesh") {
+            None => false,
+            Some(v) => parse_bool("includeMesh", &v)?,
+        };
+        let inject_param = match (&target, query("injectServiceNodes")) {
+            // graphService does not offer the parameter.
+            (GraphTarget::Service { .. }, _) | (_, None) => false,
+            (_, Some(v)) => parse_bool("injectServiceNodes", &v)?,
+        };
+        let duration_secs = match query("duration") {
+            None => 600,
+            Some(v) => parse_duration(&v).ok_or_else(|| {
+                OptionsError::new("duration", format!("Invalid duration [{v}]: expected a duration such as 600s, 10m or 1h"))
+            })?,
+        };
+        let query_time = match query("queryTime") {
+            None => now,
+            Some(v) => v.trim().parse::<i64>().ok().filter(|t| *t > 0).ok_or_else(|| {
+                OptionsError::new("queryTime", format!("Invalid queryTime [{v}]: expected Unix time in seconds"))
+            })?,
+        };
+        let appenders = match query("appenders") {
+            None => None,
+            Some(v) => {
+                let mut list: Vec<String> = Vec::new();
+                for name in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    if !known_appenders.iter().any(|k| k == name) {
+                        let mut known = known_appenders.to_vec();
+                        known.sort();
+                        return Err(OptionsError::new(
+                            "appenders",
+                            format!("Invalid appender [{name}] in appenders: allowed values are {}", known.join(", ")),
+                        ));
+                    }
+                    if !list.iter().any(|n| n == name) {
+                        list.push(name.to_string());
+                    }
+                }
+                Some(list)
+            }
+        };
+        let response_time_quantile = match query("responseTimeQuantile") {
+            None => 0.95,
+            Some(v) => v.trim().parse::<f64>().ok().filter(|q| *q > 0.0 && *q < 1.0).ok_or_else(|| {
+                OptionsError::new(
+                    "responseTimeQuantile",
+                    format!("Invalid responseTimeQuantile [{v}]: expected a number between 0 and 1 (exclusive)"),
+                )
+            })?,
+        };
+        let format = match query("format").as_deref() {
+            None | Some("json") => GraphFormat::Json,
+            Some("dot") => GraphFormat::Dot,
+            Some(v) => return Err(OptionsError::invalid("format", v, "json, dot")),
+        };
+        Ok(GraphOptions {
+            inject_service_nodes: inject_param || graph_type == GraphType::Service,
+            target,
+            namespaces,
+            graph_type,
+            group_by,
+            include_mesh,
+            duration_secs,
+            query_time,
+            appenders,
+            response_time_quantile,
+            format,
+            settings: settings.clone(),
+        })
+    }
+
+    /// True for the four node-detail operations.
+    pub fn is_node_graph(&self) -> bool {
+        self.target != GraphTarget::Namespaces
+    }
+
+    /// Whether edges into the mesh namespace are filtered out (includeMesh=false and the mesh
+    /// namespace itself was not requested).
+    pub fn excludes_mesh(&self) -> bool {
+        !self.include_mesh && !self.namespaces.iter().any(|n| *n == self.settings.mesh_namespace)
+    }
+
+    /// The request as appenders see it. `duration_metric`/`duration_to_ms` name the
+    /// request-duration histogram the store has.
+    pub fn graph_request(&self, duration_metric: &str, duration_to_ms: f64) -> GraphRequest {
+        GraphRequest {
+            namespaces: self.namespaces.iter().map(|s| RString::from(s.as_str())).collect(),
+            graph_type: self.graph_type,
+            node_graph: self.is_node_graph(),
+            duration_secs: self.duration_secs,
+            query_time: self.query_time,
+            include_mesh: self.include_mesh,
+            inject_service_nodes: self.inject_service_nodes,
+            response_time_quantile: self.response_time_quantile,
+            mesh_namespace: self.settings.mesh_namespace.as_str().into(),
+            app_label: self.settings.app_label.as_str().into(),
+            version_label: self.settings.version_label.as_str().into(),
+            identity_domain: self.settings.identity_domain.as_str().into(),
+            duration_metric: duration_metric.into(),
+            duration_to_ms,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(target: GraphTarget, q: &[(&str, &str)]) -> Result<GraphOptions, OptionsError> {
+        let m: HashMap<String, String> = q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let known: Vec<String> = crate::BUNDLED_APPENDERS.iter().map(|s| s.to_string()).collect();
+        GraphOptions::parse(target, |k| m.get(k).cloned(), 1_700_000_000, &known, &GraphSettings::default())
+    }
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let o = parse(GraphTarget::Namespaces, &[("namespaces", " a, b ,a,")]).unwrap();
+        assert_eq!(o.namespaces, ["a", "b"]);
+        assert_eq!(o.graph_type, GraphType::Workload);
+        assert_eq!((o.duration_secs, o.query_time, o.group_by), (600, 1_700_000_000, GroupBy::None));
+        assert_eq!((o.include_mesh, o.inject_service_nodes, o.appenders.clone()), (false, false, None));
+        assert_eq!((o.response_time_quantile, o.format), (0.95, GraphFormat::Json));
+    }
+
+    #[test]
+    fn app_routes_default_and_restrict_the_graph_type() {
+        let app = GraphTarget::App { namespace: "ns".into(), app: "a".into() };
+        let ver = GraphTarget::AppVersion { namespace: "ns".into(), app: "a".into(), version: "v1".into() };
+        assert_eq!(parse(app.clone(), &[]).unwrap().graph_type, GraphType::App);
+        assert_eq!(parse(ver, &[]).unwrap().graph_type, GraphType::VersionedApp);
+        let e = parse(app, &[("graphType", "workload")]).unwrap_err();
+        assert_eq!(e.param, "graphType");
+        assert!(e.message.contains("app or versionedApp"), "{}", e.message);
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter_and_allowed_values() {
+        let cases = [
+            ("graphType", "x", "app, service, versionedApp, workload"),
+            ("groupBy", "x", "app, none, version"),
+            ("includeMesh", "x", "true, false"),
+            ("injectServiceNodes", "x", "true, false"),
+            ("duration", "10 minutes", "10m"),
+            ("queryTime", "yesterday", "Unix time"),
+            ("appenders", "deadNode,nope", "deadNode, mesh, responseTime"),
+            ("responseTimeQuantile", "1.5", "between 0 and 1"),
+            ("format", "svg", "json, dot"),
+        ];
+        for (p, v, allowed) in cases {
+            let e = parse(GraphTarget::Namespaces, &[("namespaces", "a"), (p, v)]).unwrap_err();
+            assert_eq!(e.param, p);
+            assert!(e.message.contains(p) && e.message.contains(allowed), "{}", e.message);
+        }
+        let e = parse(GraphTarget::Namespaces, &[]).unwrap_err();
+        assert_eq!(e.param, "namespaces");
+    }
+
+    #[test]
+    fn service_graphs_force_injection_and_appenders_can_be_emptied() {
+        let o = parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("graphType", "service"), ("appenders", "")]).unwrap();
+        assert!(o.inject_service_nodes);
+        assert_eq!(o.appenders, Some(vec![]));
+        let o = parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("duration", "1h30m"), ("includeMesh", "T")]).unwrap();
+        assert_eq!((o.duration_secs, o.include_mesh), (5400, true));
+    }
+
+    #[test]
+    fn go_durations_parse() {
+        assert_eq!(parse_duration("600s"), Some(600));
+        assert_eq!(parse_duration("1.5h"), Some(5400));
+        assert_eq!(parse_duration("90"), None);
+        assert_eq!(parse_duration("500ms"), None);
+        assert_eq!(parse_duration("-5m"), None);
+    }
+}

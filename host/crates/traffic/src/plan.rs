@@ -1,0 +1,237 @@
+//! The query plan of a graph: which traffic queries to send, and the value rounding.
+//!
+//! Every request is counted once (reference §11.4): the source proxy's report, plus the
+//! destination proxy's report only where the caller has no proxy (`source_workload="unknown"`).
+//! A namespace graph sends one query per traffic family whatever the number of namespaces:
+//! namespaces are matched with one regular expression and the builder sorts the results out.
+
+use plugin_api::abi_stable::std_types::{ROption, RString, RVec};
+use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc};
+
+use appender_support::labels::*;
+use appender_support::{UNKNOWN, ns_in, ns_not_in};
+
+use crate::options::{GraphOptions, GraphTarget};
+
+/// What a traffic query counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrafficKind {
+    /// `istio_requests_total` (http and grpc).
+    Requests,
+    /// `istio_tcp_sent_bytes_total`.
+    TcpBytes,
+}
+
+/// One query of the plan, with how its results are read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedQuery {
+    /// The structured query.
+    pub query: MetricQuery,
+    /// Request or TCP traffic.
+    pub kind: TrafficKind,
+    /// Series whose labels all equal these pairs are skipped: a node graph's outbound query
+    /// also sees the node's calls to itself, which its inbound query already counted.
+    pub skip_if: Vec<(String, String)>,
+}
+
+const REQUESTS: &str = "istio_requests_total";
+const TCP_SENT: &str = "istio_tcp_sent_bytes_total";
+
+fn group_by(kind: TrafficKind) -> RVec<RString> {
+    let mut g: Vec<&str> = EDGE.to_vec();
+    g.push(DST_WL_NS);
+    if kind == TrafficKind::Requests {
+        g.extend([PROTOCOL, CODE, GRPC_STATUS]);
+    }
+    g.into_iter().map(RString::from).collect()
+}
+
+fn query(opts: &GraphOptions, kind: TrafficKind, matchers: Vec<Matcher>) -> PlannedQuery {
+    let metric = match kind {
+        TrafficKind::Requests => REQUESTS,
+        TrafficKind::TcpBytes => TCP_SENT,
+    };
+    PlannedQuery {
+        query: MetricQuery {
+            metric: metric.into(),
+            matchers: matchers.into_iter().collect(),
+            func: RangeFunc::Rate,
+            window_secs: opts.duration_secs,
+            group_by: ROption::RSome(group_by(kind)),
+            histogram: HistogramStat::None,
+            time: QueryTime::Instant(opts.query_time),
+        },
+        kind,
+        skip_if: Vec::new(),
+    }
+}
+
+fn src() -> Matcher {
+    Matcher::eq(REPORTER, "source")
+}
+fn dst() -> Matcher {
+    Matcher::eq(REPORTER, "destination")
+}
+fn from_unknown() -> Matcher {
+    Matcher::eq(SRC_WL, UNKNOWN)
+}
+
+/// The traffic queries of a graph request, with how to read them.
+pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
+    let ns = &opts.namespaces;
+    let mesh_filter = || -> Option<Matcher> { opts.excludes_mesh().then(|| Matcher::ne(DST_SVC_NS, &opts.settings.mesh_namespace)) };
+    let mut plan = Vec::new();
+    for kind in [TrafficKind::Requests, TrafficKind::TcpBytes] {
+        match &opts.target {
+            GraphTarget::Namespaces => {
+                // TCP from outside the mesh is keyed by the workload namespace (the service
+                // namespace may be missing on such reports).
+                let unknown_ns = if kind == TrafficKind::TcpBytes { DST_WL_NS } else { DST_SVC_NS };
+                plan.push(query(opts, kind, vec![dst(), from_unknown(), ns_in(unknown_ns, ns)]));
+                plan.push(query(
+                    opts,
+                    kind,
+                    vec![src(), ns_not_in(SRC_NS, ns), Matcher::ne(SRC_WL, UNKNOWN), ns_in(DST_SVC_NS, ns)],
+                ));
+                let mut inside = vec![src(), ns_in(SRC_NS, ns)];
+                inside.extend(mesh_filter());
+                plan.push(query(opts, kind, inside));
+            }
+            GraphTarget::Service { namespace, service } => {
+                let sel = vec![Matcher::eq(DST_SVC_NS, namespace), Matcher::eq(DST_SVC, service)];
+                plan.push(query(opts, kind, [vec![dst(), from_unknown()], sel.clone()].concat()));
+                plan.push(query(opts, kind, [vec![src()], sel].concat()));
+            }
+            GraphTarget::Workload { namespace, workload } => {
+                let inbound = vec![(DST_WL_NS, namespace.as_str()), (DST_WL, workload.as_str())];
+                let outbound = vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_WL, workload)];
+                node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
+            }
+            GraphTarget::App { namespace, app } => {
+                let inbound = vec![(DST_SVC_NS, namespace.as_str()), (DST_APP, app.as_str())];
+                let outbound = vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_APP, app)];
+                node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
+            }
+            GraphTarget::AppVersion { namespace, app, version } => {
+                let inbound =
+                    vec![(DST_SVC_NS, namespace.as_str()), (DST_APP, app.as_str()), (DST_VER, version.as_str())];
+                let outbound =
+                    vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_APP, app), Matcher::eq(SRC_VER, version)];
+                node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
+            }
+        }
+    }
+    plan
+}
+
+fn node_queries(
+    opts: &GraphOptions,
+    kind: TrafficKind,
+    plan: &mut Vec<PlannedQuery>,
+    inbound: Vec<(&str, &str)>,
+    outbound: Vec<Matcher>,
+    mesh_filter: Option<Matcher>,
+) {
+    let sel: Vec<Matcher> = inbound.iter().map(|(n, v)| Matcher::eq(n, v)).collect();
+    plan.push(query(opts, kind, [vec![dst(), from_unknown()], sel.clone()].concat()));
+    plan.push(query(opts, kind, [vec![src()], sel].concat()));
+    let mut out = [vec![src()], outbound].concat();
+    out.extend(mesh_filter);
+    let mut q = query(opts, kind, out);
+    q.skip_if = inbound.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+    plan.push(q);
+}
+
+/// The traffic queries alone (see [`traffic_plan`]).
+pub fn traffic_queries(opts: &GraphOptions) -> Vec<MetricQuery> {
+    traffic_plan(opts).into_iter().map(|p| p.query).collect()
+}
+
+/// Prometheus' `round(v, 0.001)`: `floor(v * 1000 + 0.5) / 1000`. NaN and infinities stay.
+pub fn round_value(v: f64) -> f64 {
+    if v.is_finite() { (v * 1000.0 + 0.5).floor() / 1000.0 } else { v }
+}
+
+/// Rounds every sample to 0.001, as Kiali's `round(<query>,0.001)` does.
+pub fn round_results(results: &mut [QueryResult]) {
+    for r in results {
+        for s in r.series.iter_mut() {
+            for p in s.samples.iter_mut() {
+                p.v = round_value(p.v);
+            }
+        }
+    }
+}
+
+/// Two probes that tell which request-duration histogram the store has: the first for
+/// `istio_request_duration_milliseconds`, the second for `istio_request_duration_seconds`.
+pub fn histogram_probe_queries(time: i64) -> [MetricQuery; 2] {
+    let probe = |name: &str| MetricQuery {
+        metric: name.into(),
+        matchers: vec![Matcher::eq("le", "+Inf")].into_iter().collect(),
+        func: RangeFunc::None,
+        window_secs: 0,
+        group_by: ROption::RSome(RVec::new()),
+        histogram: HistogramStat::None,
+        time: QueryTime::Instant(time),
+    };
+    [probe("istio_request_duration_milliseconds_bucket"), probe("istio_request_duration_seconds_bucket")]
+}
+
+/// Picks the histogram from the probes' results: milliseconds when it has data (or when
+/// neither has), else seconds. Returns the base metric name and the factor to milliseconds.
+pub fn pick_histogram(millis: &QueryResult, seconds: &QueryResult) -> (&'static str, f64) {
+    let has = |r: &QueryResult| r.series.iter().any(|s| s.samples.iter().any(|p| p.v.is_finite()));
+    if !has(millis) && has(seconds) {
+        ("istio_request_duration_seconds", 1000.0)
+    } else {
+        ("istio_request_duration_milliseconds", 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{GraphSettings, GraphTarget};
+    use std::collections::HashMap;
+
+    fn opts(target: GraphTarget, q: &[(&str, &str)]) -> GraphOptions {
+        let m: HashMap<String, String> = q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        GraphOptions::parse(target, |k| m.get(k).cloned(), 100, &[], &GraphSettings::default()).unwrap()
+    }
+
+    #[test]
+    fn the_number_of_queries_does_not_grow_with_namespaces() {
+        let one = traffic_queries(&opts(GraphTarget::Namespaces, &[("namespaces", "a")]));
+        let many: Vec<String> = (0..200).map(|i| format!("ns{i}")).collect();
+        let two = traffic_queries(&opts(GraphTarget::Namespaces, &[("namespaces", &many.join(","))]));
+        assert_eq!(one.len(), 6);
+        assert_eq!(two.len(), 6);
+        assert!(two[2].matchers.iter().any(|m| m.op == plugin_api::MatchOp::Re && m.value.as_str().starts_with("ns0|ns1|")));
+    }
+
+    #[test]
+    fn mesh_filter_applies_unless_asked_or_requested() {
+        let has_filter = |o: &GraphOptions| traffic_queries(o)[2].matchers.iter().any(|m| m.name.as_str() == DST_SVC_NS);
+        assert!(has_filter(&opts(GraphTarget::Namespaces, &[("namespaces", "a")])));
+        assert!(!has_filter(&opts(GraphTarget::Namespaces, &[("namespaces", "a"), ("includeMesh", "true")])));
+        assert!(!has_filter(&opts(GraphTarget::Namespaces, &[("namespaces", "a,istio-system")])));
+    }
+
+    #[test]
+    fn node_graph_outbound_skips_self_calls() {
+        let p = traffic_plan(&opts(GraphTarget::Workload { namespace: "ns".into(), workload: "w".into() }, &[]));
+        assert_eq!(p.len(), 6);
+        assert_eq!(p[2].skip_if, vec![(DST_WL_NS.to_string(), "ns".to_string()), (DST_WL.to_string(), "w".to_string())]);
+        let p = traffic_plan(&opts(GraphTarget::Service { namespace: "ns".into(), service: "s".into() }, &[]));
+        assert_eq!(p.len(), 4);
+    }
+
+    #[test]
+    fn rounding_matches_prometheus() {
+        assert_eq!(round_value(0.0004), 0.0);
+        assert_eq!(round_value(0.0005), 0.001);
+        assert_eq!(round_value(1.9999999999999998), 2.0);
+        assert!(round_value(f64::NAN).is_nan());
+    }
+}
