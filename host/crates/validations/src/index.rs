@@ -83,6 +83,11 @@ impl<'a> Index<'a> {
         for g in gateways {
             if idx.gateway_names.insert((g.namespace.as_str(), g.name.as_str())) {
                 idx.all_gateways.push(g);
+                // A Gateway known only from the all-namespaces list is still an object of
+                // its namespace.
+                if seen_objects.insert((g.kind, g.namespace.as_str(), g.name.as_str())) {
+                    idx.by_kind_ns.entry(g.kind).or_default().entry(g.namespace.as_str()).or_default().push(g);
+                }
             }
         }
         idx
