@@ -48,6 +48,7 @@
 pub mod appender;
 pub mod backend;
 pub mod cluster;
+pub mod compliance;
 pub mod dashboards;
 pub mod export;
 pub mod graph;

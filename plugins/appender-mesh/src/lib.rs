@@ -1,1 +1,113 @@
+//! `mesh` (Kiali's `istio`): circuit breakers (`hasCB`) and virtual services (`hasVS`) from
+//! the mesh config, and the app label of service nodes from their Service, reference §3.6.
+#![forbid(unsafe_code)]
 
+use std::collections::HashSet;
+
+use appender_support::is_ok;
+use plugin_api::mesh::host_matches_service;
+use plugin_api::{
+    AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest, NodeType, PluginError,
+    label_value,
+};
+use serde_json::Value as Json;
+
+/// The `mesh` appender.
+pub struct Mesh;
+
+fn has_breaker(policy: Option<&Json>) -> bool {
+    policy.is_some_and(|p| p.get("connectionPool").is_some() || p.get("outlierDetection").is_some())
+}
+
+/// Whether the DestinationRule `spec` puts a circuit breaker on `version` (`None`: any).
+fn dr_has_cb(spec: &Json, version_label: &str, version: Option<&str>) -> bool {
+    if has_breaker(spec.get("trafficPolicy")) {
+        return true;
+    }
+    spec.get("subsets").and_then(Json::as_array).into_iter().flatten().any(|s| {
+        has_breaker(s.get("trafficPolicy"))
+            && match version {
+                None => true,
+                Some(v) => s.get("labels").and_then(|l| l.get(version_label)).and_then(Json::as_str) == Some(v),
+            }
+    })
+}
+
+struct Rules<'a> {
+    drs: Vec<(&'a ConfigObject, Json)>,
+    vss: Vec<(&'a ConfigObject, Json)>,
+    domain: &'a str,
+    version_label: &'a str,
+}
+
+impl Rules<'_> {
+    fn cb(&self, service: &str, ns: &str, version: Option<&str>) -> bool {
+        self.drs.iter().any(|(o, spec)| {
+            spec.get("host").and_then(Json::as_str).is_some_and(|h| host_matches_service(h, o.namespace.as_str(), service, ns, self.domain))
+                && dr_has_cb(spec, self.version_label, version)
+        })
+    }
+    fn vs(&self, service: &str, ns: &str) -> bool {
+        self.vss.iter().any(|(o, spec)| {
+            spec.get("hosts").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str).any(|h| {
+                host_matches_service(h, o.namespace.as_str(), service, ns, self.domain)
+            })
+        })
+    }
+}
+
+impl GraphAppender for Mesh {
+    fn name(&self) -> &str {
+        "mesh"
+    }
+    fn inputs(&self, _req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
+        let kinds = vec![ClusterKind::DestinationRules, ClusterKind::VirtualServices, ClusterKind::Services];
+        Ok(AppenderInputs { cluster: kinds.into_iter().collect(), ..Default::default() })
+    }
+    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+        if graph.nodes.is_empty() {
+            return Ok(());
+        }
+        let of_kind = |k: &str| -> Vec<(&ConfigObject, Json)> {
+            data.cluster.objects.iter().filter(|o| o.kind.as_str() == k).map(|o| (o, o.spec())).collect()
+        };
+        let rules = Rules {
+            drs: of_kind("DestinationRule"),
+            vss: of_kind("VirtualService"),
+            domain: req.identity_domain.as_str(),
+            version_label: req.version_label.as_str(),
+        };
+        let requested: HashSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
+        for n in graph.nodes.iter_mut() {
+            let ns = n.namespace.to_string();
+            if !requested.contains(ns.as_str()) {
+                continue;
+            }
+            let version = n.version.as_str();
+            let cb = match n.node_type {
+                NodeType::Service => rules.cb(n.service.as_str(), &ns, None),
+                _ if is_ok(version) => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, Some(version))),
+                NodeType::App => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, None)),
+                _ => false,
+            };
+            if cb {
+                n.has_cb = true;
+            }
+            if n.node_type == NodeType::Service {
+                if rules.vs(n.service.as_str(), &ns) {
+                    n.has_vs = true;
+                }
+                if n.app.is_empty() {
+                    let svc = data.cluster.services.iter().find(|s| s.namespace.as_str() == ns && s.name == n.service);
+                    if let Some(app) = svc.and_then(|s| label_value(&s.labels, req.app_label.as_str())) {
+                        n.app = app.into();
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+plugin_api::register_appender!(Mesh);
+plugin_api::export_plugin!(name: "appender-mesh", version: env!("CARGO_PKG_VERSION"));

@@ -1,1 +1,69 @@
+//! `responseTime`: sets each edge's `responseTime` (milliseconds) from the request-duration
+//! histogram's quantile over successful requests, reference §3.3.
+#![forbid(unsafe_code)]
 
+use std::collections::HashMap;
+
+use appender_support::{edge_group_by, hops, labels, request_families};
+use plugin_api::abi_stable::std_types::{ROption, RString};
+use plugin_api::{
+    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError,
+    QueryTime, RangeFunc,
+};
+
+/// The `responseTime` appender.
+pub struct ResponseTime;
+
+impl GraphAppender for ResponseTime {
+    fn name(&self) -> &str {
+        "responseTime"
+    }
+    fn inputs(&self, req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
+        let q = if req.response_time_quantile > 0.0 && req.response_time_quantile < 1.0 { req.response_time_quantile } else { 0.95 };
+        let group: Vec<RString> = edge_group_by(&[]).into_iter().map(RString::from).collect();
+        let queries = request_families(req)
+            .into_iter()
+            .map(|mut m| {
+                // Only successful requests: HTTP 2xx, or gRPC status 0 on old telemetry.
+                m.push(Matcher::re(labels::CODE, "2[0-9]{2}|0"));
+                MetricQuery {
+                    metric: req.duration_metric.clone(),
+                    matchers: m.into_iter().collect(),
+                    func: RangeFunc::Rate,
+                    window_secs: req.duration_secs,
+                    group_by: ROption::RSome(group.iter().cloned().collect()),
+                    histogram: HistogramStat::Quantile(q),
+                    time: QueryTime::Instant(req.query_time),
+                }
+            })
+            .collect();
+        Ok(AppenderInputs { queries, ..Default::default() })
+    }
+    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+        if graph.nodes.is_empty() {
+            return Ok(());
+        }
+        let to_ms = if req.duration_to_ms > 0.0 { req.duration_to_ms } else { 1.0 };
+        let mut times: HashMap<(String, String), f64> = HashMap::new();
+        for s in data.results.iter().flat_map(|r| r.series.iter()) {
+            let Some(v) = s.samples.last().map(|p| p.v) else { continue };
+            if !v.is_finite() {
+                continue;
+            }
+            let h = hops(&s.labels, req.graph_type, req.inject_service_nodes);
+            // With service nodes only the service → workload hop gets a value: quantiles of
+            // different destinations cannot be added up for the caller → service hop.
+            if let Some((src, dst)) = h.into_iter().last() {
+                times.insert((src.id, dst.id), v * to_ms);
+            }
+        }
+        for e in graph.edges.iter_mut() {
+            let v = times.get(&(e.source.to_string(), e.target.to_string())).copied().unwrap_or(0.0);
+            e.response_time = ROption::RSome(v);
+        }
+        Ok(())
+    }
+}
+
+plugin_api::register_appender!(ResponseTime);
+plugin_api::export_plugin!(name: "appender-response-time", version: env!("CARGO_PKG_VERSION"));

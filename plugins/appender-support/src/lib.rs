@@ -218,6 +218,38 @@ pub fn hops(l: &[Label], graph_type: GraphType, inject: bool) -> Vec<(NodeKey, N
     }
 }
 
+/// Whether edges into the mesh namespace are left out: `includeMesh` is false and the mesh
+/// namespace itself was not requested.
+pub fn excludes_mesh(req: &GraphRequest) -> bool {
+    !req.include_mesh && !req.namespaces.iter().any(|n| *n == req.mesh_namespace)
+}
+
+/// The three request families of a namespace-level query, each counted once (source reports,
+/// plus destination reports of callers outside the mesh): from outside the mesh into the
+/// namespaces, from other namespaces into them, and from inside them.
+pub fn request_families(req: &GraphRequest) -> [Vec<Matcher>; 3] {
+    let ns = requested_namespaces(req);
+    let mut inside = vec![Matcher::eq(labels::REPORTER, "source"), ns_in(labels::SRC_NS, &ns)];
+    if excludes_mesh(req) {
+        inside.push(Matcher::ne(labels::DST_SVC_NS, req.mesh_namespace.as_str()));
+    }
+    [
+        vec![Matcher::eq(labels::REPORTER, "destination"), Matcher::eq(labels::SRC_WL, UNKNOWN), ns_in(labels::DST_SVC_NS, &ns)],
+        vec![
+            Matcher::eq(labels::REPORTER, "source"),
+            ns_not_in(labels::SRC_NS, &ns),
+            Matcher::ne(labels::SRC_WL, UNKNOWN),
+            ns_in(labels::DST_SVC_NS, &ns),
+        ],
+        inside,
+    ]
+}
+
+/// The edge labels as an owned group-by list, plus `extra`.
+pub fn edge_group_by(extra: &[&str]) -> Vec<String> {
+    labels::EDGE.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,79 @@
+//! deadNode through the plugin boundary: the built library, loaded as the host loads it.
+
+use std::sync::OnceLock;
+
+use plugin_api::abi_stable::std_types::RResult;
+use plugin_api::compliance::{REQUESTED, cdylib_path, check, load_appenders, request};
+use plugin_api::{AppenderBox, AppenderData, ClusterData, Edge, Graph, GraphType, Label, Node, NodeType, WorkloadInfo};
+
+fn appender() -> &'static AppenderBox {
+    static A: OnceLock<AppenderBox> = OnceLock::new();
+    A.get_or_init(|| load_appenders(&cdylib_path("appender_dead_node")).unwrap().remove(0))
+}
+
+#[test]
+fn passes_the_compliance_kit() {
+    check(appender()).unwrap();
+}
+
+fn wl(name: &str, http_in: f64) -> Node {
+    let mut n = Node::new(&format!("wl_{REQUESTED}_{name}"), NodeType::Workload, REQUESTED);
+    n.workload = name.into();
+    n.rates.http_in = http_in;
+    n
+}
+
+fn svc(name: &str) -> Node {
+    let mut n = Node::new(&format!("svc_{REQUESTED}_{name}"), NodeType::Service, REQUESTED);
+    n.service = name.into();
+    n
+}
+
+#[test]
+fn removes_artefacts_and_flags_workloads_without_pods() {
+    let mut unknown = Node::new("unknown_source", NodeType::Unknown, "unknown");
+    unknown.workload = "unknown".into();
+    let mut ingress = wl("ingress", 0.0);
+    ingress.rates.http_out = 3.0;
+    let with_traffic = wl("no-deployment-with-traffic", 0.8);
+    let no_traffic = wl("no-deployment-no-traffic", 0.0);
+    let no_pods = wl("no-pods", 0.0);
+    let mut se = svc("egress.io");
+    se.is_service_entry = "MESH_EXTERNAL".into();
+    let terminal = svc("egress.not.defined");
+    let mut erroring = svc("erroring");
+    erroring.rates.http_in = 1.0;
+    erroring.rates.http_in_5xx = 1.0;
+    let nodes = vec![unknown, ingress, with_traffic, no_traffic, no_pods, se, terminal, erroring];
+    let mut g = Graph::default();
+    for n in &nodes[2..] {
+        g.edges.push(Edge::new(nodes[1].id.as_str(), n.id.as_str(), "http"));
+    }
+    g.nodes = nodes.into_iter().collect();
+    let workloads = ["ingress", "no-pods"].map(|n| WorkloadInfo {
+        namespace: REQUESTED.into(),
+        name: n.into(),
+        kind: "Deployment".into(),
+        labels: vec![Label::new("app", n)].into_iter().collect(),
+        pod_count: if n == "no-pods" { 0 } else { 1 },
+        has_sidecar: true,
+    });
+    let data = AppenderData { cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() }, ..Default::default() };
+    let req = request(GraphType::Workload, false);
+    assert!(matches!(appender().apply(&req, &data, &mut g), RResult::ROk(())));
+    let mut ids: Vec<&str> = g.nodes.iter().map(|n| n.id.as_str()).collect();
+    ids.sort();
+    let ns = REQUESTED;
+    let mut want = vec![
+        format!("wl_{ns}_ingress"),
+        format!("wl_{ns}_no-deployment-with-traffic"),
+        format!("wl_{ns}_no-pods"),
+        format!("svc_{ns}_egress.io"),
+        format!("svc_{ns}_erroring"),
+    ];
+    want.sort();
+    assert_eq!(ids, want);
+    let dead: Vec<&str> = g.nodes.iter().filter(|n| n.is_dead).map(|n| n.workload.as_str()).collect();
+    assert_eq!(dead, ["no-pods"]);
+    assert_eq!(g.edges.len(), 4, "edges to removed nodes are dropped");
+}
