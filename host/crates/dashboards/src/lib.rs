@@ -1,0 +1,27 @@
+//! Dashboards for meshlens: the `customDashboard` and `appDashboard` operations and the
+//! `runtimes` of app details.
+//!
+//! The host drives it in four steps, doing all I/O itself:
+//! 1. [`params`]: parse and validate the query string (errors are 400s naming the parameter);
+//! 2. [`templates`]: collect the providers' templates into a [`TemplateCatalog`] and resolve a
+//!    name by precedence (app namespace, mesh namespace, folders, built-ins);
+//! 3. [`plan`]: build the structured [`plugin_api::MetricQuery`] list of a dashboard
+//!    ([`custom_dashboard_plan`], [`app_dashboard_plan`]);
+//! 4. run the queries concurrently ([`DashboardPlan::execute`]) and shape the results into the
+//!    Dashboard JSON ([`DashboardPlan::assemble`]).
+//!
+//! [`runtimes`] resolves an app's runtimes from pod annotations, else by one discovery query.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod params;
+pub mod plan;
+pub mod runtimes;
+pub mod shape;
+pub mod templates;
+
+pub use error::DashboardError;
+pub use params::{AppParams, BaseParams, CustomParams, Direction, QueryLookup, Reporter};
+pub use plan::{DashboardPlan, DurationMetric, app_dashboard_plan, custom_dashboard_plan, duration_probe_query, pick_duration_metric};
+pub use runtimes::{DashboardRef, RUNTIMES_ANNOTATION, Runtime, RuntimeCache, discovery_query, resolve_runtimes, runtimes_from_annotations, runtimes_from_discovery};
+pub use templates::{ProviderTemplates, TemplateCatalog, split_warnings};

@@ -1,0 +1,102 @@
+use super::*;
+
+fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+#[test]
+fn defaults_follow_the_spec() {
+    let p = CustomParams::parse(&q(&[])).unwrap();
+    assert!(p.base.avg);
+    assert!(p.base.by_labels.is_empty() && p.base.quantiles.is_empty());
+    assert_eq!((p.base.duration, p.base.step, p.base.rate_interval), (1800, 15, 60));
+    assert_eq!(p.base.rate_func, RangeFunc::Rate);
+    assert_eq!(p.version, None);
+    let a = AppParams::parse(&q(&[])).unwrap();
+    assert_eq!((a.direction, a.reporter, a.request_protocol), (Direction::Outbound, Reporter::Source, None));
+}
+
+#[test]
+fn every_parameter_is_read() {
+    let p = CustomParams::parse(&q(&[
+        ("avg", "false"),
+        ("byLabels[]", "path"),
+        ("byLabels[]", "method"),
+        ("duration", "600"),
+        ("quantiles[]", "0.5"),
+        ("quantiles[]", "0.99"),
+        ("rateFunc", "irate"),
+        ("rateInterval", "5m"),
+        ("step", "30"),
+        ("version", "v2"),
+        ("queryTime", "1523364061"),
+    ]))
+    .unwrap();
+    assert!(!p.base.avg);
+    assert_eq!(p.base.by_labels, ["path", "method"]);
+    assert_eq!(p.base.quantiles, ["0.5", "0.99"]);
+    assert_eq!(p.base.rate_func, RangeFunc::Irate);
+    assert_eq!((p.base.duration, p.base.step, p.base.rate_interval), (600, 30, 300));
+    assert_eq!(p.version.as_deref(), Some("v2"));
+    let a = AppParams::parse(&q(&[("direction", "inbound"), ("reporter", "destination"), ("requestProtocol", "grpc")])).unwrap();
+    assert_eq!((a.direction, a.reporter, a.request_protocol.as_deref()), (Direction::Inbound, Reporter::Destination, Some("grpc")));
+}
+
+#[test]
+fn the_range_is_floored_to_the_step() {
+    // Kiali's own example: queryTime 1523364061, duration 1000, step 10.
+    let p = BaseParams::parse(&q(&[("queryTime", "1523364061"), ("duration", "1000"), ("step", "10")])).unwrap();
+    assert_eq!(p.range(0), QueryTime::Range { start: 1523363060, end: 1523364061, step: 10 });
+    let p = BaseParams::parse(&q(&[("duration", "60"), ("step", "15")])).unwrap();
+    assert_eq!(p.range(1000), QueryTime::Range { start: 930, end: 1000, step: 15 });
+}
+
+#[test]
+fn bad_values_are_400s_naming_the_parameter() {
+    let cases: &[(&str, &str)] = &[
+        ("avg", "yes"),
+        ("byLabels[]", "a-b"),
+        ("byLabels[]", "x\"}"),
+        ("duration", "-5"),
+        ("duration", "abc"),
+        ("duration", "0"),
+        ("quantiles[]", "1.5"),
+        ("quantiles[]", "x"),
+        ("rateFunc", "increase"),
+        ("rateInterval", "5 minutes"),
+        ("rateInterval", "0s"),
+        ("step", "0"),
+        ("step", "1.5"),
+        ("version", ""),
+        ("queryTime", "now"),
+    ];
+    for (name, value) in cases {
+        let e = CustomParams::parse(&q(&[(name, value)])).unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert!(e.to_string().contains(&format!("'{name}'")), "{name}={value}: {e}");
+    }
+    for (name, value) in [("direction", "sideways"), ("reporter", "me"), ("requestProtocol", "h t")] {
+        let e = AppParams::parse(&q(&[(name, value)])).unwrap_err();
+        assert!(e.to_string().contains(&format!("'{name}'")), "{e}");
+    }
+    let e = CustomParams::parse(&q(&[("duration", "1000000"), ("step", "1")])).unwrap_err();
+    assert!(e.to_string().contains("'duration'") && e.to_string().contains("'step'"), "{e}");
+}
+
+#[test]
+fn durations_parse_like_prometheus() {
+    assert_eq!(parse_duration_secs("90"), Some(90));
+    assert_eq!(parse_duration_secs("1m"), Some(60));
+    assert_eq!(parse_duration_secs("1h30m"), Some(5400));
+    assert_eq!(parse_duration_secs("2000ms"), Some(2));
+    assert_eq!(parse_duration_secs("1500ms"), None);
+    assert_eq!(parse_duration_secs("1x"), None);
+    assert_eq!(parse_duration_secs("m"), None);
+    assert_eq!(parse_duration_secs(""), None);
+}
+
+#[test]
+fn a_closure_is_a_lookup() {
+    let f = |name: &str| if name == "step" { vec!["30".to_string()] } else { vec![] };
+    assert_eq!(BaseParams::parse(&f).unwrap().step, 30);
+}

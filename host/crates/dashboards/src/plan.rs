@@ -1,0 +1,302 @@
+//! Query plans: which structured queries a dashboard needs, and how their results become
+//! the Dashboard JSON.
+
+use std::future::Future;
+
+use plugin_api::{
+    DashboardTemplate, DataType, HistogramStat, Matcher, MetricQuery, PluginError, QueryResult, QueryTime, RangeFunc,
+};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::{
+    error::DashboardError,
+    params::{AppParams, BaseParams, CustomParams, Direction},
+    shape::metric_series,
+};
+
+/// An aggregation offered to the user (`{label, displayName}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Aggregation {
+    /// Metric label.
+    pub label: String,
+    /// Shown name.
+    #[serde(rename = "displayName")]
+    pub display_name: String,
+}
+
+/// Where a chart's data comes from: indices into [`DashboardPlan::queries`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChartData {
+    /// One series set (`metric`).
+    Metric(usize),
+    /// One series set per statistic (`histogram`): `avg` and the quantiles as written.
+    Histogram(Vec<(String, usize)>),
+}
+
+/// One chart of a planned dashboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartPlan {
+    /// Chart title.
+    pub name: String,
+    /// Unit.
+    pub unit: String,
+    /// Grid columns.
+    pub spans: u32,
+    /// Its queries.
+    pub data: ChartData,
+}
+
+/// A dashboard before its queries ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DashboardPlan {
+    /// Dashboard title.
+    pub title: String,
+    /// Aggregations offered.
+    pub aggregations: Vec<Aggregation>,
+    /// Charts in display order.
+    pub charts: Vec<ChartPlan>,
+    /// Every query, to run concurrently.
+    pub queries: Vec<MetricQuery>,
+}
+
+impl DashboardPlan {
+    /// Shapes the results (one per query, in order) into the Dashboard JSON. A store that is
+    /// down is a 503; any other failed query a 500.
+    pub fn assemble(&self, results: Vec<Result<QueryResult, PluginError>>) -> Result<Value, DashboardError> {
+        if results.len() != self.queries.len() {
+            return Err(DashboardError::Internal(format!(
+                "{} results for {} queries",
+                results.len(),
+                self.queries.len()
+            )));
+        }
+        // A 503 wins over a 500: an unreachable store explains the other failures.
+        let errors: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+        if let Some(e) = errors.iter().find(|e| DashboardError::from_query(e).status() == 503).or(errors.first()) {
+            return Err(DashboardError::from_query(e));
+        }
+        let series = |i: usize| match &results[i] {
+            Ok(r) => metric_series(r),
+            Err(_) => json!({ "matrix": null }),
+        };
+        let charts: Vec<Value> = self
+            .charts
+            .iter()
+            .map(|c| {
+                let mut o = Map::new();
+                o.insert("name".into(), json!(c.name));
+                o.insert("unit".into(), json!(c.unit));
+                o.insert("spans".into(), json!(c.spans));
+                match &c.data {
+                    ChartData::Metric(i) => {
+                        o.insert("metric".into(), series(*i));
+                    }
+                    ChartData::Histogram(stats) => {
+                        let h: Map<String, Value> = stats.iter().map(|(k, i)| (k.clone(), series(*i))).collect();
+                        o.insert("histogram".into(), Value::Object(h));
+                    }
+                }
+                Value::Object(o)
+            })
+            .collect();
+        Ok(json!({ "title": self.title, "aggregations": self.aggregations, "charts": charts }))
+    }
+
+    /// Runs every query concurrently through `run` and assembles the result.
+    pub async fn execute<F, Fut>(&self, run: F) -> Result<Value, DashboardError>
+    where
+        F: Fn(MetricQuery) -> Fut,
+        Fut: Future<Output = Result<QueryResult, PluginError>>,
+    {
+        let results = futures::future::join_all(self.queries.iter().cloned().map(run)).await;
+        self.assemble(results)
+    }
+}
+
+/// Adds the queries of one chart to `queries` and says where they are.
+fn chart_queries(
+    queries: &mut Vec<MetricQuery>,
+    metric: &str,
+    data_type: DataType,
+    matchers: &[Matcher],
+    base: &BaseParams,
+    time: QueryTime,
+) -> ChartData {
+    let group_by = Some(base.by_labels.iter().map(|l| l.as_str().into()).collect::<Vec<_>>().into()).into();
+    let q = |func: RangeFunc, histogram: HistogramStat| MetricQuery {
+        metric: metric.into(),
+        matchers: matchers.to_vec().into(),
+        func,
+        window_secs: if func == RangeFunc::None { 0 } else { base.rate_interval },
+        group_by: Clone::clone(&group_by),
+        histogram,
+        time,
+    };
+    let mut push = |mq: MetricQuery| {
+        queries.push(mq);
+        queries.len() - 1
+    };
+    match data_type {
+        DataType::Raw => ChartData::Metric(push(q(RangeFunc::None, HistogramStat::None))),
+        DataType::Rate => ChartData::Metric(push(q(base.rate_func, HistogramStat::None))),
+        DataType::Histogram => {
+            let mut stats = Vec::new();
+            if base.avg {
+                stats.push(("avg".to_string(), push(q(base.rate_func, HistogramStat::Avg))));
+            }
+            for qs in &base.quantiles {
+                // Validated in params; the key stays the client's text, as Kiali does.
+                let v: f64 = qs.parse().unwrap_or(0.5);
+                stats.push((qs.clone(), push(q(base.rate_func, HistogramStat::Quantile(v)))));
+            }
+            ChartData::Histogram(stats)
+        }
+    }
+}
+
+/// The plan of customDashboard: series selected by the pod labels `namespace`, `app` and
+/// optionally `version`; aggregations are the union over charts, de-duplicated by
+/// displayName and sorted by it.
+pub fn custom_dashboard_plan(
+    template: &DashboardTemplate,
+    namespace: &str,
+    app: &str,
+    params: &CustomParams,
+    now: i64,
+) -> DashboardPlan {
+    let mut matchers = vec![Matcher::eq("namespace", namespace), Matcher::eq("app", app)];
+    if let Some(v) = &params.version {
+        matchers.push(Matcher::eq("version", v));
+    }
+    let time = params.base.range(now);
+    let mut queries = Vec::new();
+    let mut aggregations: Vec<Aggregation> = Vec::new();
+    let mut charts = Vec::new();
+    for c in template.charts.iter() {
+        for a in c.aggregations.iter() {
+            if !aggregations.iter().any(|x| x.display_name == a.display_name.as_str()) {
+                aggregations.push(Aggregation { label: a.label.to_string(), display_name: a.display_name.to_string() });
+            }
+        }
+        let data = chart_queries(&mut queries, &c.metric_name, c.data_type, &matchers, &params.base, time);
+        charts.push(ChartPlan { name: c.name.to_string(), unit: c.unit.to_string(), spans: c.spans, data });
+    }
+    aggregations.sort_by(|a, b| a.display_name.cmp(&b.display_name));
+    DashboardPlan { title: template.title.to_string(), aggregations, charts, queries }
+}
+
+/// Which request-duration histogram the store holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DurationMetric {
+    /// `istio_request_duration_milliseconds` (current Istio), unit `ms`.
+    Milliseconds,
+    /// `istio_request_duration_seconds` (older Istio), unit `s`.
+    Seconds,
+}
+
+impl DurationMetric {
+    /// The histogram's base name.
+    pub fn metric(self) -> &'static str {
+        match self {
+            DurationMetric::Milliseconds => "istio_request_duration_milliseconds",
+            DurationMetric::Seconds => "istio_request_duration_seconds",
+        }
+    }
+    /// The chart unit.
+    pub fn unit(self) -> &'static str {
+        match self {
+            DurationMetric::Milliseconds => "ms",
+            DurationMetric::Seconds => "s",
+        }
+    }
+}
+
+/// One instant query telling which duration histogram exists (`count by (__name__)` style).
+pub fn duration_probe_query(time: i64) -> MetricQuery {
+    let names = [DurationMetric::Milliseconds, DurationMetric::Seconds].map(|d| format!("{}_count", d.metric())).join("|");
+    MetricQuery {
+        metric: "".into(),
+        matchers: vec![Matcher::re("__name__", &names)].into(),
+        func: RangeFunc::None,
+        window_secs: 0,
+        group_by: Some(vec!["__name__".into()].into()).into(),
+        histogram: HistogramStat::None,
+        time: QueryTime::Instant(time),
+    }
+}
+
+/// Reads the probe's answer: milliseconds when present (or when neither is), else seconds.
+pub fn pick_duration_metric(result: &QueryResult) -> DurationMetric {
+    let has = |d: DurationMetric| {
+        let name = format!("{}_count", d.metric());
+        result.series.iter().any(|s| plugin_api::label_value(&s.labels, "__name__") == Some(name.as_str()))
+    };
+    if !has(DurationMetric::Milliseconds) && has(DurationMetric::Seconds) {
+        DurationMetric::Seconds
+    } else {
+        DurationMetric::Milliseconds
+    }
+}
+
+/// The plan of appDashboard: Kiali's fixed Inbound/Outbound Metrics dashboard over Istio's
+/// metrics, selected by reporter, the app's side (`source_*` outbound, `destination_*`
+/// inbound) and optionally the request protocol.
+pub fn app_dashboard_plan(
+    namespace: &str,
+    app: &str,
+    params: &AppParams,
+    duration: DurationMetric,
+    now: i64,
+) -> DashboardPlan {
+    let (local, remote) = match params.direction {
+        Direction::Outbound => ("source", "destination"),
+        Direction::Inbound => ("destination", "source"),
+    };
+    let mut matchers = vec![
+        Matcher::eq("reporter", params.reporter.as_str()),
+        Matcher::eq(&format!("{local}_workload_namespace"), namespace),
+        Matcher::eq(&format!("{local}_app"), app),
+    ];
+    if let Some(p) = &params.request_protocol {
+        matchers.push(Matcher::eq("request_protocol", p));
+    }
+    let time = params.base.range(now);
+    let charts_def: [(&str, &str, &str, DataType); 6] = [
+        ("Request volume", "ops", "istio_requests_total", DataType::Rate),
+        ("Request duration", duration.unit(), duration.metric(), DataType::Histogram),
+        ("Request size", "B", "istio_request_bytes", DataType::Histogram),
+        ("Response size", "B", "istio_response_bytes", DataType::Histogram),
+        ("TCP received", "bps", "istio_tcp_received_bytes_total", DataType::Rate),
+        ("TCP sent", "bps", "istio_tcp_sent_bytes_total", DataType::Rate),
+    ];
+    let mut queries = Vec::new();
+    let charts = charts_def
+        .iter()
+        .map(|(name, unit, metric, dt)| ChartPlan {
+            name: name.to_string(),
+            unit: unit.to_string(),
+            spans: 6,
+            data: chart_queries(&mut queries, metric, *dt, &matchers, &params.base, time),
+        })
+        .collect();
+    let agg = |label: String, display: &str| Aggregation { label, display_name: display.to_string() };
+    DashboardPlan {
+        title: match params.direction {
+            Direction::Inbound => "Inbound Metrics".into(),
+            Direction::Outbound => "Outbound Metrics".into(),
+        },
+        aggregations: vec![
+            agg(format!("{local}_version"), "Local version"),
+            agg(format!("{remote}_app"), "Remote app"),
+            agg(format!("{remote}_version"), "Remote version"),
+            agg("response_code".into(), "Response code"),
+        ],
+        charts,
+        queries,
+    }
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;
