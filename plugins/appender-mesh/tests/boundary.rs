@@ -1,0 +1,102 @@
+//! mesh through the plugin boundary: the built library, loaded as the host loads it.
+
+use std::sync::OnceLock;
+
+use plugin_api::abi_stable::std_types::{RResult, RVec};
+use plugin_api::compliance::{REQUESTED, cdylib_path, check, load_appenders, request};
+use plugin_api::*;
+
+fn appender() -> &'static AppenderBox {
+    static A: OnceLock<AppenderBox> = OnceLock::new();
+    A.get_or_init(|| load_appenders(&cdylib_path("appender_mesh")).unwrap().remove(0))
+}
+
+fn apply(req: &GraphRequest, data: &AppenderData, g: &mut Graph) {
+    match appender().apply(req, data, g) {
+        RResult::ROk(()) => {}
+        RResult::RErr(e) => panic!("apply failed: {e}"),
+    }
+}
+
+fn labels(pairs: &[(&str, &str)]) -> RVec<Label> {
+    pairs.iter().map(|(n, v)| Label::new(*n, *v)).collect()
+}
+
+#[test]
+fn passes_the_compliance_kit() {
+    check(appender()).unwrap();
+}
+
+fn nodes() -> Graph {
+    let ns = REQUESTED;
+    let mut app = Node::new(&format!("app_{ns}_ratings"), NodeType::App, ns);
+    app.app = "ratings".into();
+    let mut v1 = Node::new(&format!("vapp_{ns}_ratings_v1"), NodeType::App, ns);
+    v1.app = "ratings".into();
+    v1.version = "v1".into();
+    let mut v2 = v1.clone();
+    v2.id = format!("vapp_{ns}_ratings_v2").into();
+    v2.version = "v2".into();
+    let mut svc = Node::new(&format!("svc_{ns}_ratings"), NodeType::Service, ns);
+    svc.service = "ratings".into();
+    let mut wl = Node::new(&format!("wl_{ns}_ratings-v1"), NodeType::Workload, ns);
+    wl.workload = "ratings-v1".into();
+    let mut g = Graph::default();
+    for mut n in [app, v1, v2, svc, wl] {
+        n.dest_services.push("ratings".into());
+        g.nodes.push(n);
+    }
+    g
+}
+
+fn data(objects: Vec<(&str, &str)>) -> AppenderData {
+    let objects = objects.into_iter().map(|(kind, spec)| ConfigObject {
+        kind: kind.into(),
+        namespace: REQUESTED.into(),
+        name: "ratings".into(),
+        labels: RVec::new(),
+        spec_json: spec.into(),
+    });
+    let services = vec![ServiceInfo { namespace: REQUESTED.into(), name: "ratings".into(), labels: labels(&[("app", "ratings-app")]) }];
+    AppenderData {
+        cluster: ClusterData { objects: objects.collect(), services: services.into_iter().collect(), ..Default::default() },
+        ..Default::default()
+    }
+}
+
+fn flags(g: &Graph, f: fn(&Node) -> bool) -> Vec<bool> {
+    g.nodes.iter().map(f).collect()
+}
+
+#[test]
+fn a_top_level_breaker_badges_every_version_and_the_service() {
+    let req = request(GraphType::VersionedApp, false);
+    let mut g = nodes();
+    let host = format!("ratings.{REQUESTED}.svc.cluster.local");
+    let dr = format!(r#"{{"host":"{host}","trafficPolicy":{{"connectionPool":{{"tcp":{{"maxConnections":1}}}}}},"subsets":[{{"name":"v1","labels":{{"version":"v1"}}}}]}}"#);
+    apply(&req, &data(vec![("DestinationRule", dr.as_str())]), &mut g);
+    assert_eq!(flags(&g, |n| n.has_cb), [true, true, true, true, false]);
+    assert_eq!(flags(&g, |n| n.has_vs), [false; 5]);
+    assert_eq!(g.nodes[3].app.as_str(), "ratings-app", "service nodes take their Service's app label");
+}
+
+#[test]
+fn a_subset_breaker_badges_only_its_version_and_a_vs_only_the_service() {
+    let req = request(GraphType::VersionedApp, false);
+    let mut g = nodes();
+    let dr = r#"{"host":"ratings","subsets":[{"name":"v1","labels":{"version":"v1"},"trafficPolicy":{"outlierDetection":{}}},{"name":"v2","labels":{"version":"v2"}}]}"#;
+    let vs = r#"{"hosts":["ratings"],"http":[{"route":[{"destination":{"host":"ratings"}}]}]}"#;
+    apply(&req, &data(vec![("DestinationRule", dr), ("VirtualService", vs)]), &mut g);
+    assert_eq!(flags(&g, |n| n.has_cb), [true, true, false, true, false]);
+    assert_eq!(flags(&g, |n| n.has_vs), [false, false, false, true, false]);
+}
+
+#[test]
+fn rules_for_other_hosts_change_nothing() {
+    let req = request(GraphType::VersionedApp, false);
+    let mut g = nodes();
+    let dr = r#"{"host":"reviews","trafficPolicy":{"outlierDetection":{}}}"#;
+    let vs = r#"{"hosts":["ratings.other.svc.cluster.local"]}"#;
+    apply(&req, &data(vec![("DestinationRule", dr), ("VirtualService", vs)]), &mut g);
+    assert_eq!(flags(&g, |n| n.has_cb || n.has_vs), [false; 5]);
+}

@@ -1,0 +1,110 @@
+//! responseTime through the plugin boundary: the built library, loaded as the host loads it.
+
+use std::sync::OnceLock;
+
+use plugin_api::abi_stable::std_types::{RResult, RVec};
+use plugin_api::compliance::{REQUESTED, cdylib_path, check, load_appenders, request};
+use plugin_api::*;
+
+fn appender() -> &'static AppenderBox {
+    static A: OnceLock<AppenderBox> = OnceLock::new();
+    A.get_or_init(|| load_appenders(&cdylib_path("appender_response_time")).unwrap().remove(0))
+}
+
+fn apply(req: &GraphRequest, data: &AppenderData, g: &mut Graph) {
+    match appender().apply(req, data, g) {
+        RResult::ROk(()) => {}
+        RResult::RErr(e) => panic!("apply failed: {e}"),
+    }
+}
+
+fn labels(pairs: &[(&str, &str)]) -> RVec<Label> {
+    pairs.iter().map(|(n, v)| Label::new(*n, *v)).collect()
+}
+
+#[test]
+fn passes_the_compliance_kit() {
+    check(appender()).unwrap();
+}
+
+fn series(src: (&str, &str, &str), dst: (&str, &str, &str), svc: &str, seconds: f64) -> Series {
+    Series {
+        labels: labels(&[
+            ("source_workload_namespace", REQUESTED),
+            ("source_workload", src.0),
+            ("source_app", src.1),
+            ("source_version", src.2),
+            ("destination_service_namespace", REQUESTED),
+            ("destination_service_name", svc),
+            ("destination_workload", dst.0),
+            ("destination_app", dst.1),
+            ("destination_version", dst.2),
+        ]),
+        samples: vec![Sample { t: 0.0, v: seconds }].into_iter().collect(),
+    }
+}
+
+fn vapp(wl: &str) -> String {
+    format!("vapp_{REQUESTED}_{wl}")
+}
+
+#[test]
+fn edges_get_the_quantile_in_milliseconds_or_zero() {
+    let mut req = request(GraphType::VersionedApp, false);
+    req.duration_metric = "istio_request_duration_seconds".into();
+    req.duration_to_ms = 1000.0;
+    req.response_time_quantile = 0.5;
+    let inputs = match appender().inputs(&req) {
+        RResult::ROk(i) => i,
+        RResult::RErr(e) => panic!("{e}"),
+    };
+    assert_eq!(inputs.queries.len(), 3);
+    for q in inputs.queries.iter() {
+        assert_eq!(q.metric.as_str(), "istio_request_duration_seconds");
+        assert_eq!(q.histogram, HistogramStat::Quantile(0.5));
+        assert_eq!((q.window_secs, q.time), (600, QueryTime::Instant(1_700_000_000)));
+    }
+    let pp = ("productpage-v1", "productpage", "v1");
+    let r1 = ("reviews-v1", "reviews", "v1");
+    let r2 = ("reviews-v2", "reviews", "v2");
+    let ra = ("ratings-v1", "ratings", "v1");
+    let results = vec![
+        QueryResult { series: vec![series(pp, r1, "reviews", 0.020), series(pp, r2, "reviews", 0.020)].into_iter().collect() },
+        QueryResult::default(),
+        QueryResult { series: vec![series(r1, ra, "ratings", 0.030), series(r2, ra, "ratings", f64::NAN)].into_iter().collect() },
+    ];
+    let mut g = Graph::default();
+    for id in ["productpage-v1", "reviews-v1", "reviews-v2", "ratings-v1", "mongodb-v1"] {
+        g.nodes.push(Node::new(&vapp(id), NodeType::App, REQUESTED));
+    }
+    for (s, t, p) in [("productpage-v1", "reviews-v1", "http"), ("productpage-v1", "reviews-v2", "http"), ("reviews-v1", "ratings-v1", "http"), ("reviews-v2", "ratings-v1", "http"), ("ratings-v1", "mongodb-v1", "tcp")] {
+        g.edges.push(Edge::new(&vapp(s), &vapp(t), p));
+    }
+    let data = AppenderData { results: results.into_iter().collect(), ..Default::default() };
+    apply(&req, &data, &mut g);
+    let rt: Vec<Option<f64>> = g.edges.iter().map(|e| e.response_time.into_option()).collect();
+    assert_eq!(rt, [Some(20.0), Some(20.0), Some(30.0), Some(0.0), Some(0.0)]);
+}
+
+#[test]
+fn with_service_nodes_only_the_service_hop_gets_a_value() {
+    let mut req = request(GraphType::Workload, false);
+    req.inject_service_nodes = true;
+    let src = format!("wl_{REQUESTED}_productpage-v1");
+    let svc = format!("svc_{REQUESTED}_reviews");
+    let dst = format!("wl_{REQUESTED}_reviews-v1");
+    let mut g = Graph::default();
+    g.nodes = vec![
+        Node::new(&src, NodeType::Workload, REQUESTED),
+        Node::new(&svc, NodeType::Service, REQUESTED),
+        Node::new(&dst, NodeType::Workload, REQUESTED),
+    ]
+    .into_iter()
+    .collect();
+    g.edges = vec![Edge::new(&src, &svc, "http"), Edge::new(&svc, &dst, "http")].into_iter().collect();
+    let s = series(("productpage-v1", "productpage", "v1"), ("reviews-v1", "reviews", "v1"), "reviews", 12.0);
+    let data = AppenderData { results: vec![QueryResult { series: vec![s].into_iter().collect() }].into_iter().collect(), ..Default::default() };
+    apply(&req, &data, &mut g);
+    assert_eq!(g.edges[0].response_time.into_option(), Some(0.0));
+    assert_eq!(g.edges[1].response_time.into_option(), Some(12.0));
+}

@@ -1,0 +1,91 @@
+//! sidecarsCheck through the plugin boundary: the built library, loaded as the host loads it.
+
+use std::sync::OnceLock;
+
+use plugin_api::abi_stable::std_types::{RResult, RVec};
+use plugin_api::compliance::{REQUESTED, cdylib_path, check, load_appenders, request};
+use plugin_api::*;
+
+fn appender() -> &'static AppenderBox {
+    static A: OnceLock<AppenderBox> = OnceLock::new();
+    A.get_or_init(|| load_appenders(&cdylib_path("appender_sidecars_check")).unwrap().remove(0))
+}
+
+fn apply(req: &GraphRequest, data: &AppenderData, g: &mut Graph) {
+    match appender().apply(req, data, g) {
+        RResult::ROk(()) => {}
+        RResult::RErr(e) => panic!("apply failed: {e}"),
+    }
+}
+
+fn labels(pairs: &[(&str, &str)]) -> RVec<Label> {
+    pairs.iter().map(|(n, v)| Label::new(*n, *v)).collect()
+}
+
+#[test]
+fn passes_the_compliance_kit() {
+    check(appender()).unwrap();
+}
+
+fn w(ns: &str, name: &str, app: &str, version: &str, sidecar: bool) -> WorkloadInfo {
+    WorkloadInfo {
+        namespace: ns.into(),
+        name: name.into(),
+        kind: "Deployment".into(),
+        labels: labels(&[("app", app), ("version", version)]),
+        pod_count: 1,
+        has_sidecar: sidecar,
+    }
+}
+
+#[test]
+fn workloads_and_apps_missing_a_sidecar_are_flagged() {
+    let ns = REQUESTED;
+    let wl = |name: &str| {
+        let mut n = Node::new(&format!("wl_{ns}_{name}"), NodeType::Workload, ns);
+        n.workload = name.into();
+        n
+    };
+    let app = |name: &str, version: &str| {
+        let mut n = Node::new(&format!("app_{ns}_{name}_{version}"), NodeType::App, ns);
+        n.app = name.into();
+        n.version = version.into();
+        n
+    };
+    let mut svc = Node::new(&format!("svc_{ns}_details"), NodeType::Service, ns);
+    svc.service = "details".into();
+    let mut dead = wl("details-v1");
+    dead.id = "dead".into();
+    dead.is_dead = true;
+    let mut mesh = Node::new("wl_istio-system_gw", NodeType::Workload, "istio-system");
+    mesh.workload = "gw".into();
+    let mut g = Graph::default();
+    g.nodes = vec![
+        wl("productpage-v1"),
+        wl("details-v1"),
+        app("nopods", ""),
+        app("reviews", ""),
+        app("mixed", ""),
+        app("mixed", "v1"),
+        svc,
+        dead,
+        mesh,
+    ]
+    .into_iter()
+    .collect();
+    let workloads = vec![
+        w(ns, "productpage-v1", "productpage", "v1", true),
+        w(ns, "details-v1", "details", "v1", false),
+        w(ns, "reviews-v1", "reviews", "v1", true),
+        w(ns, "reviews-v2", "reviews", "v2", true),
+        w(ns, "mixed-v1", "mixed", "v1", true),
+        w(ns, "mixed-v2", "mixed", "v2", false),
+        w("istio-system", "gw", "gw", "", false),
+    ];
+    let data = AppenderData { cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() }, ..Default::default() };
+    let mut req = request(GraphType::Workload, false);
+    req.namespaces.push("istio-system".into());
+    apply(&req, &data, &mut g);
+    let flagged: Vec<bool> = g.nodes.iter().map(|n| n.has_missing_sc).collect();
+    assert_eq!(flagged, [false, true, false, false, true, false, false, false, false]);
+}
