@@ -33,7 +33,10 @@ pub fn ensure_built() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let profile = profile_dir();
         let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root()).arg("build").arg("--workspace");
+        cmd.current_dir(workspace_root()).arg("build").args(["-p", "meshlens"]);
+        for p in BUNDLED.iter().chain(TESTING) {
+            cmd.args(["-p", p]);
+        }
         if profile.file_name().and_then(|n| n.to_str()) == Some("release") {
             cmd.arg("--release");
         }
@@ -82,6 +85,9 @@ pub const BUNDLED: &[&str] = &[
     "dashboards-folder",
     "dashboards-monitoring",
 ];
+
+/// Test-only plugins (never in the default plugin folder).
+pub const TESTING: &[&str] = &["dup-one", "dup-two", "panicking", "wrong-api"];
 
 /// A temporary plugin folder holding copies of the given packages' libraries.
 pub fn plugin_dir(packages: &[&str]) -> tempfile::TempDir {

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Writes host/swagger.json: the Swagger 2.0 document of the whole meshlens API.
+
+The document is kept in the repo and served at /api/swagger.json; a host test checks that
+every routed operation is documented and every documented path is routed. Edit this file,
+then run it: python3 scripts/gen_swagger.py
+"""
+import json
+import os
+
+def ref(name):
+    return {"$ref": f"#/definitions/{name}"}
+
+def arr(items):
+    return {"type": "array", "items": items}
+
+def mp(values):
+    return {"type": "object", "additionalProperties": values}
+
+S = {"type": "string"}
+I = {"type": "integer", "format": "int64"}
+N = {"type": "number", "format": "double"}
+B = {"type": "boolean"}
+
+def obj(props, required=None):
+    o = {"type": "object", "properties": props}
+    if required:
+        o["required"] = required
+    return o
+
+def path_param(name, desc):
+    return {"name": name, "in": "path", "required": True, "type": "string", "description": desc}
+
+def q(name, desc, default=None, enum=None, typ="string", array=False, pattern=None):
+    p = {"name": name, "in": "query", "required": False, "description": desc}
+    if array:
+        p.update({"type": "array", "items": {"type": typ}, "collectionFormat": "multi"})
+    else:
+        p["type"] = typ
+    if default is not None:
+        p["default"] = default
+    if enum:
+        p["enum"] = enum
+    if pattern:
+        p["pattern"] = pattern
+    return p
+
+NS = path_param("namespace", "The namespace name.")
+APP = path_param("app", "The app name (value of the app label).")
+SVC = path_param("service", "The service name.")
+WL = path_param("workload", "The workload name.")
+
+ERRORS = {
+    400: "BadRequestError: the client request is incorrect",
+    401: "Unauthorized: missing or invalid credentials",
+    404: "NotFoundError: the server could not find what was requested",
+    406: "NotAcceptable: the request cannot be accepted",
+    500: "Internal: something has gone wrong on the server",
+    503: "Unavailable: a service this operation needs is unavailable",
+}
+
+def responses(ok_schema, codes, ok_desc="OK", extra=None):
+    r = {"200": {"description": ok_desc, "schema": ok_schema}}
+    for c in codes:
+        r[str(c)] = {"description": ERRORS[c], "schema": ref("ResponseError")}
+    r["default"] = {"description": "GenericError", "schema": ref("ResponseError")}
+    if extra:
+        r.update(extra)
+    return r
+
+RATE_INTERVAL_HEALTH = q("rateInterval", "Rate interval (a Prometheus duration) for the request rates.", "10m")
+
+GRAPH_PARAMS = [
+    q("appenders", "Comma-separated list of appenders to run; absent runs all, present and empty runs none.",
+      enum=None),
+    q("duration", "Query time-range duration (number plus unit, e.g. 10m).", "10m"),
+    q("graphType", "Graph type.", "workload", ["app", "service", "versionedApp", "workload"]),
+    q("groupBy", "Grouping of app boxes.", "none", ["app", "none", "version"]),
+    q("includeMesh", "Include the mesh's infrastructure namespace services.", "false", typ="boolean"),
+    q("queryTime", "Unix time in seconds; the range is [queryTime - duration .. queryTime]. Default now.", typ="integer"),
+    q("responseTimeQuantile", "Quantile of the edge response time.", "0.95", typ="number"),
+    q("format", "Output format.", "json", ["json", "dot"]),
+]
+INJECT = q("injectServiceNodes", "Inject service nodes between source and destination nodes.", "false", typ="boolean")
+
+BASE_METRICS = [
+    q("rateInterval", "Interval for rate and histogram calculation.", "1m"),
+    q("rateFunc", "Rate function.", "rate", ["rate", "irate"]),
+    q("queryTime", "Unix time in seconds of the end of the range. Default now.", typ="integer"),
+    q("duration", "Query period in seconds.", "1800", typ="integer"),
+    q("step", "Step between datapoints in seconds.", "15", typ="integer"),
+    q("quantiles[]", "Quantiles to fetch (fractions between 0 and 1); none when empty.", typ="string", array=True),
+    q("avg", "Fetch the histogram average.", "true", typ="boolean"),
+    q("byLabels[]", "Labels for grouping metrics.", typ="string", array=True),
+]
+DIRECTION = [
+    q("direction", "Traffic direction.", "outbound", ["inbound", "outbound"]),
+    q("requestProtocol", "Request protocol filter (e.g. http, grpc); default all."),
+    q("reporter", "Telemetry reporter.", "source", ["source", "destination"]),
+]
+
+OPS = [
+    # (path, operationId, tags, summary, params, 200 schema, error codes, extra responses)
+    ("/", "Root", "status", "Service status.", [], ref("StatusInfo"), [404, 500]),
+    ("/status", "getStatus", "status", "Service status.", [], ref("StatusInfo"), [404, 500]),
+    ("/token", "GetToken", "auth", "Issue an authentication token for HTTP Basic user and password.", [],
+     ref("TokenGenerated"), [401, 404, 500]),
+    ("/config", "getConfig", "status", "Configuration of the service (StatusInfo).", [], ref("StatusInfo"), [401, 500]),
+    ("/grafana", "dashboardInfo", "external", "URL and descriptors of the external dashboard tool.", [],
+     ref("DashboardToolInfo"), [401, 500, 503], {"204": {"description": "Display link disabled (empty body)"}}),
+    ("/jaeger", "tracingInfo", "external", "URL of the external tracing tool.", [], ref("TracingToolInfo"), [401, 404, 406]),
+    ("/swagger.json", "swagger", "status", "This document.", [], {"type": "object"}, []),
+    ("/namespaces", "namespaceList", "namespaces", "Namespaces visible to the service.", [], arr(ref("Namespace")), [401, 500, 503]),
+    ("/namespaces/{namespace}/apps", "appList", "apps", "Apps of a namespace.", [NS], ref("AppList"), [401, 500, 503]),
+    ("/namespaces/{namespace}/apps/{app}", "appDetails", "apps", "Details of an app.", [NS, APP], ref("App"), [401, 404, 500, 503]),
+    ("/namespaces/{namespace}/workloads", "workloadList", "workloads", "Workloads of a namespace.", [NS], ref("WorkloadList"), [401, 404, 500, 503]),
+    ("/namespaces/{namespace}/workloads/{workload}", "workloadDetails", "workloads", "Workload details.", [NS, WL],
+     ref("Workload"), [401, 404, 500, 503]),
+    ("/namespaces/{namespace}/mesh", "meshConfigList", "config", "Mesh configuration lists of a namespace.",
+     [NS, q("objects", "Comma-separated plural kind names to fill (default all): destinationrules, gateways, "
+            "quotaspecbindings, quotaspecs, rules, serviceentries, virtualservices.")],
+     ref("MeshConfigList"), [400, 401, 404, 500, 503]),
+    ("/namespaces/{namespace}/mesh/{object_type}/{object}/mesh_validations", "objectValidations", "validations",
+     "Validations of one mesh object.",
+     [NS, path_param("object_type", "Type of the mesh object (plural, as in meshConfigList)."),
+      path_param("object", "Name of the mesh object.")], ref("TypedMeshValidations"), [400, 401, 404, 500, 503]),
+    ("/namespaces/{namespace}/mesh_validations", "namespaceValidations", "validations", "Validations of a namespace.",
+     [NS], ref("NamespaceValidations"), [401, 404, 500, 503]),
+    ("/namespaces/{namespace}/services/{service}/mesh_validations", "serviceValidations", "validations",
+     "Validations of the mesh objects that refer to a service.", [NS, SVC], ref("TypedMeshValidations"), [401, 404, 500, 503]),
+    ("/namespaces/{namespace}/apps/{app}/health", "appHealth", "health", "Health of one app.", [NS, APP, RATE_INTERVAL_HEALTH],
+     ref("AppHealth"), [400, 401, 404, 500, 503]),
+    ("/namespaces/{namespace}/services/{service}/health", "serviceHealth", "health", "Health of one service.",
+     [NS, SVC, RATE_INTERVAL_HEALTH], ref("ServiceHealth"), [400, 401, 404, 500, 503]),
+    ("/namespaces/{namespace}/workloads/{workload}/health", "workloadHealth", "health", "Health of one workload.",
+     [NS, WL, RATE_INTERVAL_HEALTH], ref("WorkloadHealth"), [400, 401, 404, 500, 503]),
+    ("/namespaces/{namespace}/health", "namespaceHealth", "health", "Health of all objects of a namespace.",
+     [NS, RATE_INTERVAL_HEALTH, q("type", "Type of the objects.", "app", ["app", "service", "workload"],
+                                  pattern="^(app|service|workload)$")],
+     ref("NamespaceAppHealth"), [400, 401, 500, 503]),
+    ("/namespaces/{namespace}/metrics", "namespaceMetrics", "metrics", "Metrics of a namespace.",
+     [NS, q("filters[]", "Metric names to fetch; empty fetches all.", typ="string", array=True)] + DIRECTION + BASE_METRICS,
+     ref("MetricsResponse"), [400, 401, 500, 503]),
+    ("/namespaces/graph", "graphNamespaces", "graph", "Traffic graph of one or more namespaces.",
+     [{"name": "namespaces", "in": "query", "required": True, "type": "string",
+       "description": "Comma-separated list of namespaces."}] + GRAPH_PARAMS + [INJECT],
+     ref("GraphConfig"), [400, 401, 500]),
+    ("/namespaces/{namespace}/applications/{app}/graph", "graphApp", "graph", "Detail graph of an app.",
+     [NS, APP] + GRAPH_PARAMS + [INJECT], ref("GraphConfig"), [400, 401, 500]),
+    ("/namespaces/{namespace}/applications/{app}/versions/{version}/graph", "graphAppVersion", "graph",
+     "Detail graph of a versioned app.",
+     [NS, APP, path_param("version", "The app version label value.")] + GRAPH_PARAMS + [INJECT], ref("GraphConfig"), [400, 401, 500]),
+    ("/namespaces/{namespace}/services/{service}/graph", "graphService", "graph", "Detail graph of a service.",
+     [NS, SVC] + GRAPH_PARAMS, ref("GraphConfig"), [400, 401, 500]),
+    ("/namespaces/{namespace}/workloads/{workload}/graph", "graphWorkload", "graph", "Detail graph of a workload.",
+     [NS, WL] + GRAPH_PARAMS + [INJECT], ref("GraphConfig"), [400, 401, 500]),
+    ("/namespaces/{namespace}/apps/{app}/customdashboard/{template}", "customDashboard", "dashboards",
+     "Dashboard built from a named template.",
+     [NS, APP, path_param("template", "The dashboard template name.")] + BASE_METRICS +
+     [q("version", "Filter metrics by version.")], ref("Dashboard"), [400, 401, 500, 503]),
+    ("/namespaces/{namespace}/apps/{app}/dashboard", "appDashboard", "dashboards", "Dashboard of a single app.",
+     [NS, APP] + DIRECTION + BASE_METRICS, ref("Dashboard"), [400, 401, 500, 503]),
+]
+
+PROXY = obj({"healthy": I, "total": I})
+DEPLOYMENT_STATUS = obj({"name": S, "replicas": I, "available": I})
+REQUESTS = obj({"requestCount": N, "requestErrorCount": N})
+SERIES = obj({"matrix": arr(obj({"metric": mp(S), "values": arr(arr({"type": "number"}))}))})
+VALIDATION = obj({"name": S, "objectType": S, "valid": B,
+                  "checks": arr(obj({"message": S, "severity": {"type": "string", "enum": ["error", "warning"]}, "path": S}))})
+TRAFFIC = obj({"protocol": S, "rates": mp(S)})
+
+DEFS = {
+    "ResponseError": obj({"code": {"type": "integer", "format": "int32"}, "message": S}),
+    "StatusInfo": obj({"status": mp(S), "externalServices": arr(obj({"name": S, "url": S, "version": S}, ["name", "version"])),
+                       "warningMessages": arr(S)}),
+    "TokenGenerated": obj({"token": S, "expired_at": S}),
+    "DashboardToolInfo": obj({"url": S, "serviceDashboardPath": S, "workloadDashboardPath": S, "varNamespace": S,
+                              "varService": S, "varWorkload": S}),
+    "TracingToolInfo": obj({"url": S}),
+    "Namespace": obj({"name": S, "creationTimestamp": S}),
+    "DeploymentStatus": DEPLOYMENT_STATUS,
+    "ProxyHealth": PROXY,
+    "AppHealth": obj({"deploymentStatuses": arr(ref("DeploymentStatus")),
+                      "proxy": arr(obj({"service": S, "inbound": ref("ProxyHealth"), "outbound": ref("ProxyHealth")})),
+                      "requests": REQUESTS}),
+    "ServiceHealth": obj({"proxy": obj({"inbound": ref("ProxyHealth"), "outbound": ref("ProxyHealth")}), "requests": REQUESTS}),
+    "WorkloadHealth": obj({"deploymentStatus": ref("DeploymentStatus"), "requests": REQUESTS}),
+    "NamespaceAppHealth": mp(obj({"requests": obj({"errorRatio": N, "inboundErrorRatio": N, "outboundErrorRatio": N}),
+                                  "workloadStatuses": arr(ref("DeploymentStatus"))})),
+    "NodeData": obj({"id": S, "parent": S, "nodeType": S, "namespace": S, "workload": S, "app": S, "version": S,
+                     "service": S, "destServices": mp(B), "traffic": arr(TRAFFIC), "hasCB": B, "hasMissingSC": B,
+                     "hasVS": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
+                     "isRoot": B, "isServiceEntry": S, "isUnused": B}),
+    "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B}),
+    "GraphConfig": obj({"timestamp": I, "duration": I, "graphType": S,
+                        "elements": obj({"nodes": arr(obj({"data": ref("NodeData")})),
+                                         "edges": arr(obj({"data": ref("EdgeData")}))})}),
+    "MetricSeries": SERIES,
+    "MetricsResponse": obj({"metrics": mp(ref("MetricSeries")), "histograms": mp(mp(ref("MetricSeries")))}),
+    "Chart": obj({"name": S, "unit": S, "spans": I, "metric": ref("MetricSeries"), "histogram": mp(ref("MetricSeries"))}),
+    "Dashboard": obj({"title": S, "aggregations": arr(obj({"displayName": S, "label": S})), "charts": arr(ref("Chart"))}),
+    "AppList": obj({"namespace": obj({"name": S}), "applications": arr(obj({"name": S, "meshSidecar": B}))}),
+    "App": obj({"name": S, "namespace": obj({"name": S}),
+                "runtimes": arr(obj({"name": S, "dashboardRefs": arr(obj({"template": S, "title": S}))})),
+                "serviceNames": arr(S), "workloads": arr(obj({"workloadName": S, "meshSidecar": B}))}),
+    "WorkloadList": obj({"namespace": obj({"name": S}),
+                         "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B}))}),
+    "Autoscaler": obj({"name": S, "createdAt": S, "labels": mp(S), "lastScaleTime": S, "observedGeneration": I,
+                       "minReplicas": I, "maxReplicas": I, "currentReplicas": I, "desiredReplicas": I,
+                       "currentCPUUtilizationPercentage": I, "targetCPUUtilizationPercentage": I}),
+    "Workload": obj({"name": S, "type": S, "createdAt": S, "resourceVersion": S, "labels": mp(S), "templateAnnotations": mp(S),
+                     "replicas": I, "availableReplicas": I, "unavailableReplicas": I, "autoscaler": ref("Autoscaler"),
+                     "pods": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "meshSidecar": B, "phase": S})),
+                     "services": arr(obj({"name": S, "labels": mp(S), "createdAt": S}))}),
+    "MeshConfigList": obj({"namespace": obj({"name": S}), **{k: arr({"type": "object"}) for k in [
+        "destinationRules", "gateways", "quotaSpecBindings", "quotaSpecs", "rules", "serviceEntries", "virtualServices"]}}),
+    "MeshValidation": VALIDATION,
+    "TypedMeshValidations": mp(mp(ref("MeshValidation"))),
+    "NamespaceValidations": mp(ref("TypedMeshValidations")),
+}
+
+def main():
+    paths = {}
+    for entry in OPS:
+        path, op_id, tag, summary, params, schema, codes = entry[:7]
+        extra = entry[7] if len(entry) > 7 else None
+        paths[path] = {"get": {
+            "operationId": op_id,
+            "tags": [tag],
+            "summary": summary,
+            "produces": ["application/json"] if op_id != "swagger" else ["application/json"],
+            "parameters": params,
+            "responses": responses(schema, codes, extra=extra),
+        }}
+        if op_id not in ("Root", "getStatus", "swagger", "GetToken"):
+            paths[path]["get"]["security"] = [{"bearer": []}, {"basic": []}]
+        if op_id == "GetToken":
+            paths[path]["get"]["security"] = [{"basic": []}]
+    doc = {
+        "swagger": "2.0",
+        "info": {"title": "meshlens", "description": "Observability service for a service mesh.", "version": "0.1.0"},
+        "basePath": "/api",
+        "schemes": ["http"],
+        "consumes": ["application/json"],
+        "produces": ["application/json"],
+        "securityDefinitions": {
+            "basic": {"type": "basic", "description": "user and password"},
+            "bearer": {"type": "apiKey", "name": "Authorization", "in": "header",
+                       "description": "Bearer <token from GET /token>"},
+        },
+        "paths": paths,
+        "definitions": DEFS,
+    }
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host", "swagger.json")
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=2, sort_keys=False)
+        f.write("\n")
+    print(f"wrote {len(paths)} paths to {os.path.normpath(out)}")
+
+if __name__ == "__main__":
+    main()
