@@ -1,0 +1,360 @@
+//! Health: request rates and error counts of apps, services, workloads and namespaces,
+//! deployment statuses and proxy (Envoy cluster membership) health.
+//!
+//! Each request is counted once, the way the graph counts it: from the source proxy's
+//! report (`reporter="source"`), plus the destination proxy's report only where the
+//! source has no proxy (`source_workload="unknown"`). So client-side failures (e.g.
+//! `response_flags="UF"`) are seen and nothing is counted twice. Errors are responses
+//! whose code starts with 4 or 5.
+//!
+//! The crate plans structured queries and folds their results; it does no I/O.
+#![forbid(unsafe_code)]
+
+use std::collections::BTreeMap;
+
+use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc, label_value};
+use serde::Serialize;
+
+const REQUESTS: &str = "istio_requests_total";
+
+/// What a single-object health request is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// An app (value of the app label).
+    App(&'a str),
+    /// A Service.
+    Service(&'a str),
+    /// A workload.
+    Workload(&'a str),
+}
+
+/// The namespace health `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `app` (default).
+    App,
+    /// `service`.
+    Service,
+    /// `workload`.
+    Workload,
+}
+
+impl Kind {
+    /// Parses the `type` parameter.
+    pub fn parse(text: &str) -> Option<Kind> {
+        match text {
+            "app" => Some(Kind::App),
+            "service" => Some(Kind::Service),
+            "workload" => Some(Kind::Workload),
+            _ => None,
+        }
+    }
+}
+
+/// `{requestCount, requestErrorCount}`: request and error rates (per second) over the interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Requests {
+    pub request_count: f64,
+    pub request_error_count: f64,
+}
+
+/// `{name, replicas, available}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeploymentStatus {
+    pub name: String,
+    pub replicas: i64,
+    pub available: i64,
+}
+
+/// `{healthy, total}` endpoints of an Envoy cluster.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ProxyHealth {
+    pub healthy: i64,
+    pub total: i64,
+}
+
+/// Inbound and outbound proxy health of one service.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ProxyPair {
+    pub inbound: ProxyHealth,
+    pub outbound: ProxyHealth,
+}
+
+/// One entry of AppHealth's `proxy` list.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServiceProxy {
+    pub service: String,
+    pub inbound: ProxyHealth,
+    pub outbound: ProxyHealth,
+}
+
+/// AppHealth.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppHealth {
+    pub deployment_statuses: Vec<DeploymentStatus>,
+    pub proxy: Vec<ServiceProxy>,
+    pub requests: Requests,
+}
+
+/// ServiceHealth.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServiceHealth {
+    pub proxy: ProxyPair,
+    pub requests: Requests,
+}
+
+/// WorkloadHealth.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadHealth {
+    pub deployment_status: DeploymentStatus,
+    pub requests: Requests,
+}
+
+/// `{errorRatio, inboundErrorRatio, outboundErrorRatio}`; -1 where there was no traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ratios {
+    pub error_ratio: f64,
+    pub inbound_error_ratio: f64,
+    pub outbound_error_ratio: f64,
+}
+
+/// One entry of a namespace health map.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamespaceEntry {
+    pub requests: Ratios,
+    /// Workloads of the app (type app), the workload itself (type workload); absent for services.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload_statuses: Option<Vec<DeploymentStatus>>,
+}
+
+fn base(matchers: Vec<Matcher>, group_by: &[&str], window_secs: u64, time: i64) -> MetricQuery {
+    MetricQuery {
+        metric: REQUESTS.into(),
+        matchers: matchers.into(),
+        func: RangeFunc::Rate,
+        window_secs,
+        group_by: Some(group_by.iter().map(|s| (*s).into()).collect::<Vec<_>>().into()).into(),
+        histogram: HistogramStat::None,
+        time: QueryTime::Instant(time),
+    }
+}
+
+/// The two reports that together count every request into `dest` once: source-reported,
+/// plus destination-reported from callers without a proxy.
+fn counted_once(dest: Vec<Matcher>, group_by: &[&str], window: u64, time: i64) -> [MetricQuery; 2] {
+    let mut from_source = vec![Matcher::eq("reporter", "source")];
+    from_source.extend(dest.iter().cloned());
+    let mut from_unknown = vec![Matcher::eq("reporter", "destination"), Matcher::eq("source_workload", "unknown")];
+    from_unknown.extend(dest);
+    [base(from_source, group_by, window, time), base(from_unknown, group_by, window, time)]
+}
+
+/// Queries for one object's request health: inbound (two reports), then outbound.
+pub fn target_queries(namespace: &str, target: Target<'_>, window_secs: u64, time: i64) -> Vec<MetricQuery> {
+    let by = ["response_code"];
+    let (inbound, outbound) = match target {
+        Target::App(app) => (
+            vec![Matcher::eq("destination_workload_namespace", namespace), Matcher::eq("destination_app", app)],
+            Some(vec![Matcher::eq("source_workload_namespace", namespace), Matcher::eq("source_app", app)]),
+        ),
+        Target::Workload(w) => (
+            vec![Matcher::eq("destination_workload_namespace", namespace), Matcher::eq("destination_workload", w)],
+            Some(vec![Matcher::eq("source_workload_namespace", namespace), Matcher::eq("source_workload", w)]),
+        ),
+        Target::Service(s) => (
+            vec![Matcher::eq("destination_service_namespace", namespace), Matcher::eq("destination_service_name", s)],
+            None,
+        ),
+    };
+    let mut qs: Vec<MetricQuery> = counted_once(inbound, &by, window_secs, time).into();
+    if let Some(out) = outbound {
+        let mut m = vec![Matcher::eq("reporter", "source")];
+        m.extend(out);
+        qs.push(base(m, &by, window_secs, time));
+    }
+    qs
+}
+
+fn is_error(code: Option<&str>) -> bool {
+    matches!(code.and_then(|c| c.chars().next()), Some('4' | '5'))
+}
+
+fn value(s: &plugin_api::Series) -> f64 {
+    s.samples.first().map(|x| x.v).filter(|v| v.is_finite()).unwrap_or(0.0)
+}
+
+/// Folds the results of [`target_queries`] (same order) into request counts.
+pub fn target_requests(results: &[impl std::borrow::Borrow<QueryResult>]) -> Requests {
+    let mut r = Requests::default();
+    for res in results {
+        for s in res.borrow().series.iter() {
+            let v = value(s);
+            r.request_count += v;
+            if is_error(label_value(&s.labels, "response_code")) {
+                r.request_error_count += v;
+            }
+        }
+    }
+    r
+}
+
+/// The fixed set of queries for a namespace's health, however many objects it holds.
+pub fn namespace_queries(namespace: &str, kind: Kind, window_secs: u64, time: i64) -> Vec<MetricQuery> {
+    match kind {
+        Kind::Service => counted_once(
+            vec![Matcher::eq("destination_service_namespace", namespace)],
+            &["destination_service_name", "response_code"],
+            window_secs,
+            time,
+        )
+        .into(),
+        Kind::App | Kind::Workload => {
+            let mut qs: Vec<MetricQuery> = counted_once(
+                vec![Matcher::eq("destination_workload_namespace", namespace)],
+                &["destination_app", "destination_workload", "response_code"],
+                window_secs,
+                time,
+            )
+            .into();
+            qs.push(base(
+                vec![Matcher::eq("reporter", "source"), Matcher::eq("source_workload_namespace", namespace)],
+                &["source_app", "source_workload", "response_code"],
+                window_secs,
+                time,
+            ));
+            qs
+        }
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    in_req: f64,
+    in_err: f64,
+    out_req: f64,
+    out_err: f64,
+}
+
+fn ratio(err: f64, req: f64) -> f64 {
+    if req > 0.0 { err / req } else { -1.0 }
+}
+
+impl Counts {
+    fn ratios(&self) -> Ratios {
+        Ratios {
+            error_ratio: ratio(self.in_err + self.out_err, self.in_req + self.out_req),
+            inbound_error_ratio: ratio(self.in_err, self.in_req),
+            outbound_error_ratio: ratio(self.out_err, self.out_req),
+        }
+    }
+}
+
+/// One object of the namespace, as the cluster knows it.
+#[derive(Clone, Debug)]
+pub struct Entity {
+    /// App, service or workload name.
+    pub name: String,
+    /// Deployment statuses shown with it (none for services).
+    pub statuses: Option<Vec<DeploymentStatus>>,
+}
+
+/// Folds the results of [`namespace_queries`] (same order) into the namespace health map.
+/// Every entity gets an entry, with -1 ratios when it saw no traffic.
+pub fn namespace_health(
+    kind: Kind,
+    entities: Vec<Entity>,
+    results: &[impl std::borrow::Borrow<QueryResult>],
+) -> BTreeMap<String, NamespaceEntry> {
+    let (in_label, out_label) = match kind {
+        Kind::App => ("destination_app", "source_app"),
+        Kind::Workload => ("destination_workload", "source_workload"),
+        Kind::Service => ("destination_service_name", ""),
+    };
+    let mut counts: BTreeMap<String, Counts> = BTreeMap::new();
+    for (i, res) in results.iter().enumerate() {
+        // Inbound results come first (two of them), outbound last.
+        let inbound = i < 2;
+        let label = if inbound { in_label } else { out_label };
+        for s in res.borrow().series.iter() {
+            let Some(name) = label_value(&s.labels, label) else { continue };
+            let v = value(s);
+            let err = is_error(label_value(&s.labels, "response_code"));
+            let c = counts.entry(name.to_string()).or_default();
+            if inbound {
+                c.in_req += v;
+                if err {
+                    c.in_err += v;
+                }
+            } else {
+                c.out_req += v;
+                if err {
+                    c.out_err += v;
+                }
+            }
+        }
+    }
+    entities
+        .into_iter()
+        .map(|e| {
+            let c = counts.get(&e.name).copied().unwrap_or_default();
+            (e.name, NamespaceEntry { requests: c.ratios(), workload_statuses: e.statuses })
+        })
+        .collect()
+}
+
+/// Envoy's metric-name form of a service's cluster: every character outside
+/// `[a-zA-Z0-9_]` becomes `_` (e.g. `svc.cluster.local` → `svc_cluster_local`).
+fn envoy_name(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+/// The membership gauges of one service: for each port, inbound healthy/total then
+/// outbound healthy/total (four queries per port).
+pub fn proxy_queries(namespace: &str, service: &str, ports: &[i32], identity_domain: &str, time: i64) -> Vec<MetricQuery> {
+    let mut qs = Vec::new();
+    for port in ports {
+        for dir in ["inbound", "outbound"] {
+            for stat in ["healthy", "total"] {
+                let metric = format!(
+                    "envoy_cluster_{dir}_{port}__{}_{}_{}_membership_{stat}",
+                    envoy_name(service),
+                    envoy_name(namespace),
+                    envoy_name(identity_domain)
+                );
+                qs.push(MetricQuery {
+                    metric: metric.into(),
+                    matchers: Vec::new().into(),
+                    func: RangeFunc::None,
+                    window_secs: 0,
+                    group_by: Some(Vec::new().into()).into(),
+                    histogram: HistogramStat::None,
+                    time: QueryTime::Instant(time),
+                });
+            }
+        }
+    }
+    qs
+}
+
+/// Folds the results of [`proxy_queries`] (same order); missing series count as zero.
+pub fn proxy_health(results: &[impl std::borrow::Borrow<QueryResult>]) -> ProxyPair {
+    let mut p = ProxyPair::default();
+    for (i, res) in results.iter().enumerate() {
+        let v = res.borrow().series.iter().map(value).sum::<f64>().round() as i64;
+        let target = if i % 4 < 2 { &mut p.inbound } else { &mut p.outbound };
+        if i % 2 == 0 {
+            target.healthy += v;
+        } else {
+            target.total += v;
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests;
