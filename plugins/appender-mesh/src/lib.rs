@@ -2,13 +2,13 @@
 //! the mesh config, and the app label of service nodes from their Service, reference §3.6.
 #![forbid(unsafe_code)]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use appender_support::is_ok;
 use plugin_api::mesh::host_matches_service;
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest, NodeType, PluginError,
-    label_value,
+    ServiceInfo, label_value,
 };
 use serde_json::Value as Json;
 
@@ -78,13 +78,16 @@ impl GraphAppender for Mesh {
             version_label: req.version_label.as_str(),
         };
         let requested: HashSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
+        let services: HashMap<(&str, &str), &ServiceInfo> =
+            data.cluster.services.iter().map(|s| ((s.namespace.as_str(), s.name.as_str()), s)).collect();
+        let no_rules = rules.drs.is_empty() && rules.vss.is_empty();
         for n in graph.nodes.iter_mut() {
             let ns = n.namespace.to_string();
             if !requested.contains(ns.as_str()) {
                 continue;
             }
             let version = n.version.as_str();
-            let cb = match n.node_type {
+            let cb = !no_rules && match n.node_type {
                 NodeType::Service => rules.cb(n.service.as_str(), &ns, None),
                 _ if is_ok(version) => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, Some(version))),
                 NodeType::App => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, None)),
@@ -98,7 +101,7 @@ impl GraphAppender for Mesh {
                     n.has_vs = true;
                 }
                 if n.app.is_empty() {
-                    let svc = data.cluster.services.iter().find(|s| s.namespace.as_str() == ns && s.name == n.service);
+                    let svc = services.get(&(ns.as_str(), n.service.as_str()));
                     if let Some(app) = svc.and_then(|s| label_value(&s.labels, req.app_label.as_str())) {
                         n.app = app.into();
                     }

@@ -2,7 +2,7 @@
 //! (`hasMissingSC`), reference §3.7.
 #![forbid(unsafe_code)]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use appender_support::is_ok;
 use plugin_api::{
@@ -21,25 +21,31 @@ impl GraphAppender for SidecarsCheck {
     }
     fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
         let requested: HashSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
-        let workloads = &data.cluster.workloads;
+        // Indexed once: graphs of thousands of nodes meet thousands of workloads.
+        let mut by_name: HashMap<(&str, &str), bool> = HashMap::new();
+        let mut by_app: HashMap<(&str, &str), Vec<(Option<&str>, bool)>> = HashMap::new();
+        for w in data.cluster.workloads.iter() {
+            by_name.insert((w.namespace.as_str(), w.name.as_str()), w.has_sidecar);
+            if let Some(app) = label_value(&w.labels, req.app_label.as_str()) {
+                let version = label_value(&w.labels, req.version_label.as_str());
+                by_app.entry((w.namespace.as_str(), app)).or_default().push((version, w.has_sidecar));
+            }
+        }
         for n in graph.nodes.iter_mut() {
             let ns = n.namespace.as_str();
             if !requested.contains(ns) || ns == req.mesh_namespace.as_str() || n.is_dead {
                 continue;
             }
             let missing = match n.node_type {
-                NodeType::Workload => workloads
-                    .iter()
-                    .find(|w| w.namespace.as_str() == ns && w.name == n.workload)
-                    .is_some_and(|w| !w.has_sidecar),
+                NodeType::Workload => by_name.get(&(ns, n.workload.as_str())).is_some_and(|sc| !sc),
                 NodeType::App => {
                     let version = n.version.as_str();
-                    workloads
-                        .iter()
-                        .filter(|w| w.namespace.as_str() == ns)
-                        .filter(|w| label_value(&w.labels, req.app_label.as_str()) == Some(n.app.as_str()))
-                        .filter(|w| !is_ok(version) || label_value(&w.labels, req.version_label.as_str()) == Some(version))
-                        .any(|w| !w.has_sidecar)
+                    by_app
+                        .get(&(ns, n.app.as_str()))
+                        .into_iter()
+                        .flatten()
+                        .filter(|(v, _)| !is_ok(version) || *v == Some(version))
+                        .any(|(_, sc)| !sc)
                 }
                 _ => false,
             };

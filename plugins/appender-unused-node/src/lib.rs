@@ -2,7 +2,7 @@
 //! that saw no traffic, reference §3.5. Not for service graphs nor node-detail graphs.
 #![forbid(unsafe_code)]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use appender_support::{UNKNOWN, node_key};
 use plugin_api::{
@@ -32,13 +32,13 @@ impl GraphAppender for UnusedNode {
         let was_empty = graph.nodes.is_empty();
         let mut known: HashSet<String> = graph.nodes.iter().map(|n| n.id.to_string()).collect();
         // (namespace, app) of every node that some edge leads to, with the edges' sources.
-        let mut callers: Vec<(String, String, String)> = Vec::new();
+        let mut callers: HashMap<(String, String), Vec<String>> = HashMap::new();
         {
             let index = graph.node_index();
             for e in graph.edges.iter() {
                 if let Some(&t) = index.get(e.target.as_str()) {
                     let t = &graph.nodes[t];
-                    callers.push((t.namespace.to_string(), t.app.to_string(), e.source.to_string()));
+                    callers.entry((t.namespace.to_string(), t.app.to_string())).or_default().push(e.source.to_string());
                 }
             }
         }
@@ -58,8 +58,8 @@ impl GraphAppender for UnusedNode {
             n.is_unused = true;
             graph.nodes.push(n);
             if !was_empty && app != UNKNOWN {
-                for (ns, a, src) in &callers {
-                    if *ns == k.namespace && a == app && new_edges.insert((src.clone(), k.id.clone())) {
+                for src in callers.get(&(k.namespace.clone(), app.to_string())).into_iter().flatten() {
+                    if new_edges.insert((src.clone(), k.id.clone())) {
                         graph.edges.push(Edge::new(src, &k.id, ""));
                     }
                 }
