@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use appender_support::is_ok;
-use plugin_api::mesh::host_matches_service;
+use plugin_api::mesh::parse_host;
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest, NodeType, PluginError,
     ServiceInfo, label_value,
@@ -31,6 +31,13 @@ fn dr_has_cb(spec: &Json, version_label: &str, version: Option<&str>) -> bool {
                 Some(v) => s.get("labels").and_then(|l| l.get(version_label)).and_then(Json::as_str) == Some(v),
             }
     })
+}
+
+/// Kiali's FilterByHost: the host names exactly this service (`svc`, `svc.ns`, `svc.ns.svc`
+/// or the FQDN); wildcard hosts such as a gateway's `*` do not badge a service.
+fn host_matches_service(host: &str, object_ns: &str, service: &str, service_ns: &str, domain: &str) -> bool {
+    let p = parse_host(host, object_ns, domain);
+    p.internal && p.service == service && p.namespace == service_ns
 }
 
 struct Rules<'a> {

@@ -96,7 +96,7 @@ fn rules_for_other_hosts_change_nothing() {
     let req = request(GraphType::VersionedApp, false);
     let mut g = nodes();
     let dr = r#"{"host":"reviews","trafficPolicy":{"outlierDetection":{}}}"#;
-    let vs = r#"{"hosts":["ratings.other.svc.cluster.local"]}"#;
+    let vs = r#"{"hosts":["ratings.other.svc.cluster.local", "*"]}"#;
     apply(&req, &data(vec![("DestinationRule", dr), ("VirtualService", vs)]), &mut g);
     assert_eq!(flags(&g, |n| n.has_cb || n.has_vs), [false; 5]);
 }
