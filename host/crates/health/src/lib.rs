@@ -127,9 +127,12 @@ pub struct Ratios {
 #[serde(rename_all = "camelCase")]
 pub struct NamespaceEntry {
     pub requests: Ratios,
-    /// Workloads of the app (type app), the workload itself (type workload); absent for services.
+    /// Workloads of the app (type app); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_statuses: Option<Vec<DeploymentStatus>>,
+    /// The workload itself (type workload); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload_status: Option<DeploymentStatus>,
 }
 
 fn base(matchers: Vec<Matcher>, group_by: &[&str], window_secs: u64, time: i64) -> MetricQuery {
@@ -259,8 +262,10 @@ impl Counts {
 pub struct Entity {
     /// App, service or workload name.
     pub name: String,
-    /// Deployment statuses shown with it (none for services).
+    /// Deployment statuses of an app's workloads (type app).
     pub statuses: Option<Vec<DeploymentStatus>>,
+    /// The deployment status of a workload (type workload).
+    pub status: Option<DeploymentStatus>,
 }
 
 /// Folds the results of [`namespace_queries`] (same order) into the namespace health map.
@@ -302,7 +307,7 @@ pub fn namespace_health(
         .into_iter()
         .map(|e| {
             let c = counts.get(&e.name).copied().unwrap_or_default();
-            (e.name, NamespaceEntry { requests: c.ratios(), workload_statuses: e.statuses })
+            (e.name, NamespaceEntry { requests: c.ratios(), workload_statuses: e.statuses, workload_status: e.status })
         })
         .collect()
 }

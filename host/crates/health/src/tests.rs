@@ -62,8 +62,8 @@ fn namespace_ratios_follow_kiali_and_idle_objects_get_minus_one() {
         ]),
     ];
     let entities = vec![
-        Entity { name: "reviews".into(), statuses: Some(vec![]) },
-        Entity { name: "idle".into(), statuses: Some(vec![]) },
+        Entity { name: "reviews".into(), statuses: Some(vec![]), status: None },
+        Entity { name: "idle".into(), statuses: Some(vec![]), status: None },
     ];
     let h = namespace_health(Kind::App, entities, &results);
     let r = h["reviews"].requests;
