@@ -1,1 +1,163 @@
+//! The cluster model of meshlens: namespaces, workloads, apps, services and mesh config,
+//! read from a Kubernetes API server (through `kube` watch caches) or from manifests on disk.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), meshlens_cluster::ClusterError> {
+//! use meshlens_cluster::{Cluster, ClusterConfig, SourceKind};
+//! let cfg = ClusterConfig { source: SourceKind::Snapshot, snapshot: vec!["config/demo".into()], ..Default::default() };
+//! let cluster = Cluster::start(cfg).await?;
+//! let state = cluster.state().await?;
+//! let list = state.workload_list("bookinfo")?;
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
+pub mod config;
+mod kube_source;
+pub mod mesh;
+pub mod model;
+pub mod payload;
+mod plugin;
+pub mod raw;
+pub mod snapshot;
+
+use std::sync::{Arc, Mutex};
+
+pub use config::{ClusterConfig, Settings, SourceKind};
+pub use mesh::{MeshKind, MeshObject, MeshSpec};
+pub use model::{App, ClusterState, NamespaceState, Workload, WorkloadKind};
+pub use plugin::{config_object, workload_info};
+
+/// What can go wrong in the cluster model.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// A namespace or object does not exist (HTTP 404).
+    #[error("{0}")]
+    NotFound(String),
+    /// The caches have not synced within the deadline (HTTP 503).
+    #[error("{0}")]
+    NotSynced(String),
+    /// The `[cluster]` configuration is not usable (a start-up error).
+    #[error("bad cluster configuration: {0}")]
+    BadConfig(String),
+    /// The Kubernetes client failed (HTTP 500).
+    #[error("Kubernetes: {0}")]
+    Kube(String),
+    /// A request parameter is not acceptable (HTTP 400).
+    #[error("{0}")]
+    InvalidInput(String),
+}
+
+impl ClusterError {
+    /// The HTTP status this error answers with.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            ClusterError::NotFound(_) => 404,
+            ClusterError::NotSynced(_) => 503,
+            ClusterError::InvalidInput(_) => 400,
+            ClusterError::BadConfig(_) | ClusterError::Kube(_) => 500,
+        }
+    }
+}
+
+enum Source {
+    Kube(kube_source::KubeSource),
+    Snapshot(Arc<ClusterState>),
+}
+
+struct Inner {
+    settings: Arc<Settings>,
+    source: Source,
+    warnings: Vec<String>,
+    /// The last model built from the kube caches, with the generation it was built at.
+    cache: Mutex<Option<(u64, Arc<ClusterState>)>>,
+}
+
+/// The cluster model service; cheap to clone.
+#[derive(Clone)]
+pub struct Cluster {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster").field("version", &self.version()).finish()
+    }
+}
+
+impl Cluster {
+    /// Starts the configured source. The snapshot source loads its manifests now; the
+    /// `kube` source builds its client now and syncs its caches in the background
+    /// (must be called inside a tokio runtime).
+    pub async fn start(cfg: ClusterConfig) -> Result<Cluster, ClusterError> {
+        let settings = Arc::new(Settings::from_config(&cfg)?);
+        let (source, warnings) = match cfg.source {
+            SourceKind::Snapshot => {
+                if cfg.snapshot.is_empty() {
+                    return Err(ClusterError::BadConfig("cluster.snapshot lists no manifest path".into()));
+                }
+                let (raw, warnings) = snapshot::load(&cfg.snapshot)?;
+                (Source::Snapshot(Arc::new(ClusterState::build(&raw, settings.clone()))), warnings)
+            }
+            SourceKind::Kube => (Source::Kube(kube_source::KubeSource::start(&cfg).await?), Vec::new()),
+        };
+        Ok(Cluster { inner: Arc::new(Inner { settings, source, warnings, cache: Mutex::new(None) }) })
+    }
+
+    /// A model over already-parsed objects (tests, tools).
+    pub fn from_raw(raw: &raw::RawObjects, cfg: &ClusterConfig) -> Result<Cluster, ClusterError> {
+        let settings = Arc::new(Settings::from_config(cfg)?);
+        let state = Arc::new(ClusterState::build(raw, settings.clone()));
+        Ok(Cluster {
+            inner: Arc::new(Inner { settings, source: Source::Snapshot(state), warnings: Vec::new(), cache: Mutex::new(None) }),
+        })
+    }
+
+    /// The current model. With the `kube` source this waits for the first sync up to
+    /// `sync_timeout` ([`ClusterError::NotSynced`] after that), then never waits on the API
+    /// server: the model is rebuilt from the caches only when a watch event arrived.
+    pub async fn state(&self) -> Result<Arc<ClusterState>, ClusterError> {
+        let kube = match &self.inner.source {
+            Source::Snapshot(s) => return Ok(s.clone()),
+            Source::Kube(k) => k,
+        };
+        kube.wait_synced(self.inner.settings.sync_timeout).await?;
+        let generation = kube.generation();
+        if let Ok(guard) = self.inner.cache.lock() {
+            if let Some((g, s)) = guard.as_ref() {
+                if *g == generation {
+                    return Ok(s.clone());
+                }
+            }
+        }
+        let raw = kube.raw().ok_or_else(|| ClusterError::NotSynced("the Kubernetes caches are not ready".into()))?;
+        let state = Arc::new(ClusterState::build(&raw, self.inner.settings.clone()));
+        if let Ok(mut guard) = self.inner.cache.lock() {
+            // Keep the newest: a slower concurrent build must not replace a later one.
+            if guard.as_ref().is_none_or(|(g, _)| *g <= generation) {
+                *guard = Some((generation, state.clone()));
+            }
+        }
+        Ok(state)
+    }
+
+    /// The Kubernetes version for `/status`: the API server's, `snapshot`, or `unknown`
+    /// before the first contact.
+    pub fn version(&self) -> String {
+        match &self.inner.source {
+            Source::Snapshot(_) => "snapshot".into(),
+            Source::Kube(k) => k.version().unwrap_or_else(|| "unknown".into()),
+        }
+    }
+
+    /// Problems found while loading a snapshot (file, document index, reason).
+    pub fn warnings(&self) -> Vec<String> {
+        self.inner.warnings.clone()
+    }
+
+    /// The checked settings.
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+}

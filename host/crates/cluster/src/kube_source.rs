@@ -1,0 +1,320 @@
+//! The `kube` source: one reflector (list + watch) per kind keeps an in-memory cache
+//! current, so requests never wait on the API server once the caches are synced.
+
+use std::{
+    fmt::Debug,
+    hash::Hash,
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use futures::StreamExt;
+use k8s_openapi::api::{
+    apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
+    autoscaling::v2::HorizontalPodAutoscaler,
+    batch::v1::{CronJob, Job},
+    core::v1::{Namespace, Pod, ReplicationController, Service},
+};
+use kube::{
+    Api, Client, Resource,
+    api::{ApiResource, DynamicObject, GroupVersionKind},
+    config::{KubeConfigOptions, Kubeconfig},
+    runtime::{
+        WatchStreamExt,
+        reflector::{Store, store::Writer},
+        watcher,
+    },
+};
+use serde::de::DeserializeOwned;
+use tokio::sync::watch;
+
+use crate::{
+    ClusterConfig, ClusterError,
+    mesh::{ALL_MESH_KINDS, MeshKind, MeshObject},
+    raw::{Autoscaler, RawObjects},
+};
+
+/// The caches, created once discovery has run.
+struct Stores {
+    namespaces: Store<Namespace>,
+    pods: Store<Pod>,
+    services: Store<Service>,
+    deployments: Store<Deployment>,
+    replica_sets: Store<ReplicaSet>,
+    replication_controllers: Store<ReplicationController>,
+    stateful_sets: Store<StatefulSet>,
+    daemon_sets: Store<DaemonSet>,
+    jobs: Store<Job>,
+    cron_jobs: Store<CronJob>,
+    hpas: Store<HorizontalPodAutoscaler>,
+    mesh: Vec<(MeshKind, Store<DynamicObject>)>,
+}
+
+/// The running `kube` source.
+pub(crate) struct KubeSource {
+    stores: Arc<OnceLock<Stores>>,
+    ready: watch::Receiver<bool>,
+    generation: Arc<AtomicU64>,
+    version: Arc<OnceLock<String>>,
+    tasks: Vec<tokio::task::AbortHandle>,
+}
+
+impl Drop for KubeSource {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+async fn client(cfg: &ClusterConfig) -> Result<Client, ClusterError> {
+    let opts = KubeConfigOptions { context: cfg.context.clone(), ..Default::default() };
+    let config = match &cfg.kubeconfig {
+        Some(path) => {
+            let kc = Kubeconfig::read_from(path)
+                .map_err(|e| ClusterError::BadConfig(format!("cluster.kubeconfig {}: {e}", path.display())))?;
+            kube::Config::from_custom_kubeconfig(kc, &opts).await.map_err(|e| ClusterError::BadConfig(e.to_string()))?
+        }
+        None if cfg.context.is_some() => {
+            kube::Config::from_kubeconfig(&opts).await.map_err(|e| ClusterError::BadConfig(e.to_string()))?
+        }
+        None => kube::Config::infer().await.map_err(|e| ClusterError::BadConfig(e.to_string()))?,
+    };
+    Client::try_from(config).map_err(|e| ClusterError::Kube(e.to_string()))
+}
+
+/// Finds the served version of each mesh kind; a kind whose CRD is absent is skipped.
+async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube::Error> {
+    let mut found = Vec::new();
+    for kind in ALL_MESH_KINDS {
+        for version in kind.versions() {
+            let gv = format!("{}/{}", kind.group(), version);
+            let list = match client.list_api_group_resources(&gv).await {
+                Ok(l) => l,
+                Err(kube::Error::Api(s)) if s.code == 404 => continue,
+                Err(e) => return Err(e),
+            };
+            if let Some(r) = list.resources.iter().find(|r| r.name == kind.plural()) {
+                let gvk = GroupVersionKind::gvk(kind.group(), version, &r.kind);
+                found.push((kind, ApiResource::from_gvk_with_plural(&gvk, kind.plural())));
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Starts one reflector; its events bump `generation` so the model knows to rebuild.
+fn reflect<K>(
+    api: Api<K>,
+    dyntype: K::DynamicType,
+    generation: Arc<AtomicU64>,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Store<K>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Default + Send + Sync,
+{
+    let writer = Writer::new(dyntype);
+    let store = writer.as_reader();
+    let what = std::any::type_name::<K>().rsplit("::").next().unwrap_or("object").to_string();
+    let stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        // managedFields can be most of an object's size and nothing reads them.
+        .modify(|o: &mut K| o.meta_mut().managed_fields = None)
+        .reflect(writer);
+    tasks.push(tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while let Some(ev) = stream.next().await {
+            generation.fetch_add(1, Ordering::SeqCst);
+            if let Err(e) = ev {
+                tracing::warn!("watch of {what} failed (will retry): {e}");
+            }
+        }
+    }));
+    store
+}
+
+fn dynamic_reflect(
+    client: &Client,
+    ar: &ApiResource,
+    generation: Arc<AtomicU64>,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Store<DynamicObject> {
+    let writer = Writer::new(ar.clone());
+    let store = writer.as_reader();
+    let what = ar.kind.clone();
+    let stream = watcher(Api::<DynamicObject>::all_with(client.clone(), ar), watcher::Config::default())
+        .default_backoff()
+        .modify(|o: &mut DynamicObject| o.metadata.managed_fields = None)
+        .reflect(writer);
+    tasks.push(tokio::spawn(async move {
+        let mut stream = std::pin::pin!(stream);
+        while let Some(ev) = stream.next().await {
+            generation.fetch_add(1, Ordering::SeqCst);
+            if let Err(e) = ev {
+                tracing::warn!("watch of {what} failed (will retry): {e}");
+            }
+        }
+    }));
+    store
+}
+
+impl KubeSource {
+    /// Connects (config only, no I/O) and starts discovery and the reflectors in the background.
+    pub(crate) async fn start(cfg: &ClusterConfig) -> Result<KubeSource, ClusterError> {
+        let client = client(cfg).await?;
+        let stores: Arc<OnceLock<Stores>> = Arc::new(OnceLock::new());
+        let generation = Arc::new(AtomicU64::new(0));
+        let version: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
+        let (ready_tx, ready) = watch::channel(false);
+        let (s2, g2, v2) = (stores.clone(), generation.clone(), version.clone());
+        let main = tokio::spawn(async move {
+            let mut delay = Duration::from_millis(200);
+            let mesh = loop {
+                match discover(&client).await {
+                    Ok(found) => break found,
+                    Err(e) => {
+                        tracing::warn!("Kubernetes discovery failed (will retry in {delay:?}): {e}");
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(Duration::from_secs(10));
+                    }
+                }
+            };
+            match client.apiserver_version().await {
+                Ok(info) => {
+                    let _ = v2.set(info.git_version);
+                }
+                Err(e) => tracing::warn!("cannot read the Kubernetes version: {e}"),
+            }
+            let mut tasks = Vec::new();
+            let c = &client;
+            let built = Stores {
+                namespaces: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                pods: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                services: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                deployments: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                replica_sets: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                replication_controllers: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                stateful_sets: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                daemon_sets: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                jobs: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                cron_jobs: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                hpas: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
+                mesh: mesh.iter().map(|(k, ar)| (*k, dynamic_reflect(c, ar, g2.clone(), &mut tasks))).collect(),
+            };
+            let waits = built.wait_all();
+            let _ = s2.set(built);
+            if waits.await {
+                g2.fetch_add(1, Ordering::SeqCst);
+                let _ = ready_tx.send(true);
+                tracing::info!("Kubernetes caches synced");
+            }
+            // The reflectors live as long as this task; aborting it (on drop) ends them.
+            let _guard = AbortAll(tasks.iter().map(|t| t.abort_handle()).collect());
+            futures::future::join_all(tasks).await;
+        });
+        Ok(KubeSource { stores, ready, generation, version, tasks: vec![main.abort_handle()] })
+    }
+
+    /// Waits for the first sync, up to `deadline`.
+    pub(crate) async fn wait_synced(&self, deadline: Duration) -> Result<(), ClusterError> {
+        let mut rx = self.ready.clone();
+        match tokio::time::timeout(deadline, rx.wait_for(|r| *r)).await {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(ClusterError::NotSynced(format!(
+                "the Kubernetes caches are not synced yet (waited {deadline:?})"
+            ))),
+        }
+    }
+
+    /// Changes since start (any watch event bumps it).
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// The API server's version, once known.
+    pub(crate) fn version(&self) -> Option<String> {
+        self.version.get().cloned()
+    }
+
+    /// The current contents of every cache.
+    pub(crate) fn raw(&self) -> Option<RawObjects> {
+        let s = self.stores.get()?;
+        let mesh = s
+            .mesh
+            .iter()
+            .flat_map(|(k, st)| {
+                st.state().into_iter().map(move |o| {
+                    let spec = match o.data.get("spec") {
+                        Some(v @ serde_json::Value::Object(_)) => v.clone(),
+                        _ => serde_json::Value::Object(Default::default()),
+                    };
+                    Arc::new(MeshObject { kind: *k, metadata: o.metadata.clone(), spec })
+                })
+            })
+            .collect();
+        Some(RawObjects {
+            namespaces: s.namespaces.state(),
+            pods: s.pods.state(),
+            services: s.services.state(),
+            deployments: s.deployments.state(),
+            replica_sets: s.replica_sets.state(),
+            replication_controllers: s.replication_controllers.state(),
+            stateful_sets: s.stateful_sets.state(),
+            daemon_sets: s.daemon_sets.state(),
+            jobs: s.jobs.state(),
+            cron_jobs: s.cron_jobs.state(),
+            autoscalers: s.hpas.state().iter().map(|h| Autoscaler::from_v2(h)).collect(),
+            mesh,
+        })
+    }
+}
+
+struct AbortAll(Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortAll {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+impl Stores {
+    /// Resolves once every cache has seen its first complete list (false if a writer died).
+    fn wait_all(&self) -> impl std::future::Future<Output = bool> + 'static {
+        let typed = [
+            waiter(&self.namespaces),
+            waiter(&self.pods),
+            waiter(&self.services),
+            waiter(&self.deployments),
+            waiter(&self.replica_sets),
+            waiter(&self.replication_controllers),
+            waiter(&self.stateful_sets),
+            waiter(&self.daemon_sets),
+            waiter(&self.jobs),
+            waiter(&self.cron_jobs),
+            waiter(&self.hpas),
+        ];
+        let mesh: Vec<_> = self.mesh.iter().map(|(_, s)| waiter(s)).collect();
+        async move {
+            let all = futures::future::join_all(typed.into_iter().chain(mesh)).await;
+            all.into_iter().all(|ok| ok)
+        }
+    }
+}
+
+type Waiter = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
+
+fn waiter<K>(s: &Store<K>) -> Waiter
+where
+    K: Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
+{
+    let s = s.clone();
+    Box::pin(async move { s.wait_until_ready().await.is_ok() })
+}

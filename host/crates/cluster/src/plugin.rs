@@ -1,0 +1,73 @@
+//! Conversions to the plugin contract's cluster data.
+
+use abi_stable::std_types::{RString, RVec};
+use plugin_api::{ClusterData, ClusterKind, ConfigObject, Label, ServiceInfo, WorkloadInfo};
+
+use crate::{
+    mesh::{MeshKind, MeshObject},
+    model::{ClusterState, Workload},
+};
+
+fn labels<'a>(it: impl Iterator<Item = (&'a String, &'a String)>) -> RVec<Label> {
+    it.map(|(k, v)| Label::new(k.as_str(), v.as_str())).collect()
+}
+
+/// A workload as appenders see it.
+pub fn workload_info(w: &Workload) -> WorkloadInfo {
+    WorkloadInfo {
+        namespace: RString::from(w.namespace.as_str()),
+        name: RString::from(w.name.as_str()),
+        kind: RString::from(w.kind.as_str()),
+        labels: labels(w.labels.iter()),
+        pod_count: u32::try_from(w.pods.len()).unwrap_or(u32::MAX),
+        has_sidecar: w.has_sidecar,
+    }
+}
+
+/// A mesh object as plugins see it.
+pub fn config_object(m: &MeshObject) -> ConfigObject {
+    ConfigObject {
+        kind: RString::from(m.kind.kind()),
+        namespace: RString::from(m.namespace()),
+        name: RString::from(m.name()),
+        labels: m.metadata.labels.as_ref().map(|l| labels(l.iter())).unwrap_or_default(),
+        spec_json: RString::from(m.spec.to_string()),
+    }
+}
+
+impl ClusterState {
+    /// The data plugins declared: ServiceEntries and Gateways of every visible namespace,
+    /// everything else of `namespaces` (unknown or hidden namespaces give nothing).
+    pub fn cluster_data(&self, kinds: &[ClusterKind], namespaces: &[String]) -> ClusterData {
+        let mut data = ClusterData::default();
+        let visible = || namespaces.iter().filter_map(|n| self.namespace(n));
+        for &k in kinds {
+            match k {
+                ClusterKind::Workloads => {
+                    data.workloads.extend(visible().flat_map(|n| n.workloads.iter().map(workload_info)));
+                }
+                ClusterKind::Services => {
+                    data.services.extend(visible().flat_map(|n| {
+                        n.services.iter().map(|s| ServiceInfo {
+                            namespace: RString::from(n.name.as_str()),
+                            name: RString::from(s.metadata.name.as_deref().unwrap_or("")),
+                            labels: s.metadata.labels.as_ref().map(|l| labels(l.iter())).unwrap_or_default(),
+                        })
+                    }));
+                }
+                ClusterKind::ServiceEntries | ClusterKind::Gateways => {
+                    if let Some(mk) = MeshKind::from_cluster_kind(k) {
+                        data.objects.extend(self.mesh_objects_everywhere(mk).map(|m| config_object(m)));
+                    }
+                }
+                other => {
+                    if let Some(mk) = MeshKind::from_cluster_kind(other) {
+                        data.objects
+                            .extend(visible().flat_map(|n| n.mesh.iter().filter(move |m| m.kind == mk).map(|m| config_object(m))));
+                    }
+                }
+            }
+        }
+        data
+    }
+}
