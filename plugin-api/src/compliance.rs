@@ -31,12 +31,21 @@ pub const REQUESTED: &str = "compliance-a";
 /// A namespace the kit's requests do not ask for.
 pub const OTHER: &str = "compliance-b";
 
-/// `target/<profile>/lib<name>.so` (platform naming) of the running test binary's build.
+/// `target/<profile>/lib<name>.so` (platform naming) of the running test binary's build, or
+/// the copy in `deps/` when that one is newer (a test build does not always refresh the
+/// top-level copy).
 pub fn cdylib_path(lib_name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     // target/<profile>/deps/<test-binary>
     let dir = exe.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
-    dir.join(format!("{}{lib_name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX))
+    let file = format!("{}{lib_name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+    let (top, deps) = (dir.join(&file), dir.join("deps").join(&file));
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (modified(&deps), modified(&top)) {
+        (Some(d), Some(t)) if d > t => deps,
+        (Some(_), None) => deps,
+        _ => top,
+    }
 }
 
 /// Loads a plugin library and returns its appenders.
