@@ -78,9 +78,12 @@ impl<'e, 'i> Evaluation<'e, 'i> {
             for check in K::SINGLE {
                 check(o, self.index, &mut found);
             }
-            let v = self.entry(o);
-            for c in found.drain(..) {
-                v.push(c);
+            // Entries exist already; only findings need one (and its key allocations).
+            if !found.is_empty() {
+                let v = self.entry(o);
+                for c in found.drain(..) {
+                    v.push(c);
+                }
             }
         }
         for check in K::GROUP {
