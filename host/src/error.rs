@@ -72,3 +72,15 @@ impl From<plugin_api::PluginError> for ApiError {
         }
     }
 }
+
+impl From<meshlens_cluster::ClusterError> for ApiError {
+    fn from(e: meshlens_cluster::ClusterError) -> Self {
+        let msg = e.to_string();
+        match e.http_status() {
+            400 => ApiError::BadRequest(msg),
+            404 => ApiError::NotFound(msg),
+            503 => ApiError::Unavailable(msg),
+            _ => ApiError::Internal(msg),
+        }
+    }
+}

@@ -16,6 +16,7 @@ pub struct AppState {
     pub config: Config,
     pub plugins: Arc<Registry>,
     pub metrics: Arc<MetricsEngine>,
+    pub cluster: meshlens_cluster::Cluster,
     pub signing_key: Vec<u8>,
     pub started: Instant,
     /// Start-up problems shown in `/status` `warningMessages`.
@@ -80,7 +81,15 @@ impl AppState {
         };
         let metrics = Arc::new(MetricsEngine::new(backend, &backend_name, missing, config.metrics.timeout.0));
 
-        Ok(AppState { config, plugins: Arc::new(registry), metrics, signing_key, started, warnings })
+        let cluster_config: meshlens_cluster::ClusterConfig = serde_json::to_value(&config.cluster)
+            .and_then(serde_json::from_value)
+            .map_err(|e| StartupError::Other(format!("invalid configuration: `cluster`: {e}")))?;
+        let cluster = meshlens_cluster::Cluster::start(cluster_config)
+            .await
+            .map_err(|e| StartupError::Other(format!("cannot start the cluster source: {e}")))?;
+        warnings.extend(cluster.warnings());
+
+        Ok(AppState { config, plugins: Arc::new(registry), metrics, cluster, signing_key, started, warnings })
     }
 }
 

@@ -3,10 +3,13 @@
 use integration_tests::server::{Meshlens, basic_auth, binary, plugin_dir, plugin_library};
 use serde_json::Value;
 
-const ANON: &str = "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n";
+const ANON: &str = "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n";
 
 fn login(extra: &str) -> String {
-    format!("[server]\nport = 0\n[auth]\nstrategy = \"login\"\nusername = \"alice\"\npassword = \"pa55word\"\n{extra}")
+    format!(
+        "[server]\nport = 0\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
+         [auth]\nstrategy = \"login\"\nusername = \"alice\"\npassword = \"pa55word\"\n{extra}"
+    )
 }
 
 fn start(config: &str) -> Meshlens {

@@ -1,14 +1,153 @@
-//! Operations of this API (answer 501 until their issue lands).
+//! appHealth, serviceHealth, workloadHealth and namespaceHealth.
 
-use crate::router::Route;
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::not_implemented;
+use meshlens_cluster::{NamespaceState, Workload};
+use meshlens_health::{
+    AppHealth, DeploymentStatus, Entity, Kind, ServiceHealth, ServiceProxy, Target, WorkloadHealth, namespace_health,
+    namespace_queries, proxy_health, proxy_queries, target_queries, target_requests,
+};
+
+use crate::{
+    error::ApiError,
+    params::parse_duration,
+    router::{Ctx, HandlerFuture, Reply, Route},
+};
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("appHealth", "/namespaces/{namespace}/apps/{app}/health", not_implemented),
-        Route::get("serviceHealth", "/namespaces/{namespace}/services/{service}/health", not_implemented),
-        Route::get("workloadHealth", "/namespaces/{namespace}/workloads/{workload}/health", not_implemented),
-        Route::get("namespaceHealth", "/namespaces/{namespace}/health", not_implemented),
+        Route::get("appHealth", "/namespaces/{namespace}/apps/{app}/health", app_health),
+        Route::get("serviceHealth", "/namespaces/{namespace}/services/{service}/health", service_health),
+        Route::get("workloadHealth", "/namespaces/{namespace}/workloads/{workload}/health", workload_health),
+        Route::get("namespaceHealth", "/namespaces/{namespace}/health", namespace_health_op),
     ]
+}
+
+pub(crate) fn unix_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// `rateInterval` in seconds (default 10m), shortened to the namespace's age when the
+/// namespace is younger, so a new namespace's rates are not diluted by time it did not exist.
+fn rate_interval(ctx: &Ctx, ns: &NamespaceState, now: i64) -> Result<u64, ApiError> {
+    let text = ctx.query("rateInterval").unwrap_or("10m");
+    let ri = parse_duration(text)
+        .map(|d| d.as_secs())
+        .filter(|s| *s > 0)
+        .ok_or_else(|| ApiError::bad_param("rateInterval", "expected a duration such as 10m, 90s or 1h"))?;
+    let created = chrono::DateTime::parse_from_rfc3339(&ns.created_at).map(|t| t.timestamp()).ok();
+    Ok(match created {
+        Some(c) if now - c < ri as i64 => (now - c).max(1) as u64,
+        _ => ri,
+    })
+}
+
+fn status_of(w: &Workload) -> DeploymentStatus {
+    DeploymentStatus { name: w.name.clone(), replicas: i64::from(w.replicas), available: i64::from(w.available_replicas) }
+}
+
+fn ports(svc: &k8s_openapi::api::core::v1::Service) -> Vec<i32> {
+    svc.spec.as_ref().and_then(|s| s.ports.as_ref()).map(|ps| ps.iter().map(|p| p.port).collect()).unwrap_or_default()
+}
+
+fn app_health(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let state = ctx.state.cluster.state().await?;
+        let (ns, name) = (ctx.path("namespace")?, ctx.path("app")?);
+        let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
+        let apps = state.apps(ns);
+        let app = apps.iter().find(|a| a.name == name).ok_or_else(|| ApiError::not_found("app not found"))?;
+        let now = unix_now();
+        let ri = rate_interval(&ctx, ns_state, now)?;
+        let domain = state.settings().identity_domain.clone();
+        let mut queries = target_queries(ns, Target::App(name), ri, now);
+        let request_queries = queries.len();
+        let mut proxy_ranges = Vec::new();
+        for svc in &app.services {
+            let svc_name = svc.metadata.name.clone().unwrap_or_default();
+            let qs = proxy_queries(ns, &svc_name, &ports(svc), &domain, now);
+            proxy_ranges.push((svc_name, queries.len(), qs.len()));
+            queries.extend(qs);
+        }
+        let results = ctx.state.metrics.query_all(queries).await?;
+        let proxy = proxy_ranges
+            .into_iter()
+            .map(|(service, start, len)| {
+                let p = proxy_health(&results[start..start + len]);
+                ServiceProxy { service, inbound: p.inbound, outbound: p.outbound }
+            })
+            .collect();
+        Ok(Reply::json(&AppHealth {
+            deployment_statuses: app.workloads.iter().map(|w| status_of(w)).collect(),
+            proxy,
+            requests: target_requests(&results[..request_queries]),
+        }))
+    })
+}
+
+fn service_health(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let state = ctx.state.cluster.state().await?;
+        let (ns, name) = (ctx.path("namespace")?, ctx.path("service")?);
+        let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
+        let svc = state.service(ns, name).ok_or_else(|| ApiError::not_found("service not found"))?;
+        let now = unix_now();
+        let ri = rate_interval(&ctx, ns_state, now)?;
+        let mut queries = target_queries(ns, Target::Service(name), ri, now);
+        let n = queries.len();
+        queries.extend(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
+        let results = ctx.state.metrics.query_all(queries).await?;
+        Ok(Reply::json(&ServiceHealth { proxy: proxy_health(&results[n..]), requests: target_requests(&results[..n]) }))
+    })
+}
+
+fn workload_health(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let state = ctx.state.cluster.state().await?;
+        let (ns, name) = (ctx.path("namespace")?, ctx.path("workload")?);
+        let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
+        let w = state.workload(ns, name).ok_or_else(|| ApiError::not_found("workload not found"))?;
+        let now = unix_now();
+        let ri = rate_interval(&ctx, ns_state, now)?;
+        let results = ctx.state.metrics.query_all(target_queries(ns, Target::Workload(name), ri, now)).await?;
+        Ok(Reply::json(&WorkloadHealth { deployment_status: status_of(w), requests: target_requests(&results) }))
+    })
+}
+
+fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let kind = match ctx.query("type") {
+            None => Kind::App,
+            Some(t) => Kind::parse(t).ok_or_else(|| ApiError::bad_param("type", "must be one of ['app','service','workload']"))?,
+        };
+        let state = ctx.state.cluster.state().await?;
+        let ns = ctx.path("namespace")?;
+        // The spec lists 400 (not 404) for this operation.
+        let ns_state = state.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
+        let now = unix_now();
+        let ri = rate_interval(&ctx, ns_state, now)?;
+        let entities: Vec<Entity> = match kind {
+            Kind::App => state
+                .apps(ns)
+                .iter()
+                .map(|a| Entity {
+                    name: a.name.clone(),
+                    statuses: Some(a.workloads.iter().map(|w| status_of(w)).collect()),
+                    status: None,
+                })
+                .collect(),
+            Kind::Workload => ns_state
+                .workloads
+                .iter()
+                .map(|w| Entity { name: w.name.clone(), statuses: None, status: Some(status_of(w)) })
+                .collect(),
+            Kind::Service => ns_state
+                .services
+                .iter()
+                .map(|s| Entity { name: s.metadata.name.clone().unwrap_or_default(), statuses: None, status: None })
+                .collect(),
+        };
+        let results = ctx.state.metrics.query_all(namespace_queries(ns, kind, ri, now)).await?;
+        Ok(Reply::json(&namespace_health(kind, entities, &results)))
+    })
 }

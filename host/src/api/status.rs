@@ -47,6 +47,7 @@ fn status(ctx: Ctx) -> HandlerFuture {
             },
             None => ExternalService { name: state.metrics.backend_name().to_string(), version: "unknown".into(), url: None },
         });
+        services.push(ExternalService { name: "Kubernetes".into(), version: state.cluster.version(), url: None });
         let ext = &state.config.external_services;
         if let Some(url) = &ext.grafana.url {
             services.push(ExternalService { name: "Grafana".into(), version: "unknown".into(), url: Some(url.clone()) });
