@@ -1,13 +1,133 @@
-//! Operations of this API (answer 501 until their issue lands).
+//! objectValidations, namespaceValidations and serviceValidations: the cluster model is
+//! turned into a [`ValidationInput`] and handed to the validations crate.
 
-use crate::router::Route;
+use std::sync::Arc;
 
-use super::not_implemented;
+use meshlens_cluster::{ClusterState, mesh::CONFIG_LIST_KINDS};
+use meshlens_validations::{
+    MeshObject, ObjectKind, ServiceInfo, ValidationError, ValidationInput, WorkloadInfo, referenced_namespaces,
+    validate_namespace, validate_object, validate_service,
+};
+
+use crate::{
+    error::ApiError,
+    router::{Ctx, HandlerFuture, Reply, Route},
+};
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("objectValidations", "/namespaces/{namespace}/mesh/{object_type}/{object}/mesh_validations", not_implemented),
-        Route::get("namespaceValidations", "/namespaces/{namespace}/mesh_validations", not_implemented),
-        Route::get("serviceValidations", "/namespaces/{namespace}/services/{service}/mesh_validations", not_implemented),
+        Route::get("objectValidations", "/namespaces/{namespace}/mesh/{object_type}/{object}/mesh_validations", object_validations),
+        Route::get("namespaceValidations", "/namespaces/{namespace}/mesh_validations", namespace_validations),
+        Route::get("serviceValidations", "/namespaces/{namespace}/services/{service}/mesh_validations", service_validations),
     ]
+}
+
+fn to_object(o: &meshlens_cluster::MeshObject) -> Option<MeshObject> {
+    Some(MeshObject {
+        kind: ObjectKind::from_plural(o.kind.plural())?,
+        namespace: o.namespace().to_string(),
+        name: o.name().to_string(),
+        spec: o.spec.clone(),
+    })
+}
+
+/// What validating namespace `ns` reads: its config objects, the Gateways and
+/// ServiceEntries of every namespace, and the Services, workloads and DestinationRules of
+/// the namespaces its objects point to. 404 when the namespace is not visible.
+fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError> {
+    let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
+    let settings = state.settings();
+    let mut input = ValidationInput {
+        identity_domain: settings.identity_domain.clone(),
+        app_label: settings.app_label.clone(),
+        ..ValidationInput::default()
+    };
+    input.objects = ns_state
+        .mesh
+        .iter()
+        .filter(|o| CONFIG_LIST_KINDS.contains(&o.kind))
+        .filter_map(|o| to_object(o))
+        .collect();
+    let related = referenced_namespaces(ns, &input.objects, &input.identity_domain);
+    for other in related.iter().filter(|n| n.as_str() != ns) {
+        let drs = state.mesh_objects(meshlens_cluster::MeshKind::DestinationRule, other);
+        input.objects.extend(drs.filter_map(|o| to_object(o)));
+    }
+    let everywhere = |kind| state.mesh_objects_everywhere(kind).filter_map(|o| to_object(o));
+    input.objects.extend(everywhere(meshlens_cluster::MeshKind::ServiceEntry).filter(|o| o.namespace != ns));
+    input.gateways = everywhere(meshlens_cluster::MeshKind::Gateway).collect();
+    for n in related.iter().filter_map(|n| state.namespace(n)) {
+        for s in &n.services {
+            let spec_selector = s.spec.as_ref().and_then(|sp| sp.selector.clone()).unwrap_or_default();
+            input.services.push(ServiceInfo {
+                namespace: n.name.clone(),
+                name: s.metadata.name.clone().unwrap_or_default(),
+                labels: s.metadata.labels.clone().unwrap_or_default(),
+                selector: spec_selector,
+            });
+        }
+        for w in &n.workloads {
+            input.workloads.push(WorkloadInfo { namespace: n.name.clone(), name: w.name.clone(), labels: w.labels.clone() });
+        }
+    }
+    Ok(input)
+}
+
+impl From<ValidationError> for ApiError {
+    fn from(e: ValidationError) -> Self {
+        match e {
+            // The router's rule: messages do not echo request text, so the type sent is left out.
+            ValidationError::UnknownType { known, .. } => {
+                ApiError::bad_request(format!("Object type not managed. Known types: {}", known.join(", ")))
+            }
+            ValidationError::NotFound(_) => ApiError::not_found(e.to_string()),
+        }
+    }
+}
+
+/// Runs `f` on the cluster model off the async workers: a large namespace takes
+/// milliseconds of CPU.
+async fn with_state<T, F>(ctx: &Ctx, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&ClusterState) -> Result<T, ApiError> + Send + 'static,
+{
+    let state: Arc<ClusterState> = ctx.state.cluster.state().await?;
+    tokio::task::spawn_blocking(move || f(&state))
+        .await
+        .map_err(|e| ApiError::internal(format!("Error checking mesh object consistency: {e}")))?
+}
+
+fn namespace_validations(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?.to_string();
+        let out = with_state(&ctx, move |state| Ok(validate_namespace(&ns, &input_for(state, &ns)?))).await?;
+        Ok(Reply::json(&out))
+    })
+}
+
+fn object_validations(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?.to_string();
+        let object_type = ctx.path("object_type")?.to_string();
+        let object = ctx.path("object")?.to_string();
+        // A wrong type is a malformed request, whatever the namespace.
+        if ObjectKind::from_plural(&object_type).is_none() {
+            return Err(ValidationError::UnknownType { given: object_type, known: ObjectKind::known_plurals() }.into());
+        }
+        let out = with_state(&ctx, move |state| {
+            Ok(validate_object(&ns, &object_type, &object, &input_for(state, &ns)?)?)
+        })
+        .await?;
+        Ok(Reply::json(&out))
+    })
+}
+
+fn service_validations(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?.to_string();
+        let service = ctx.path("service")?.to_string();
+        let out = with_state(&ctx, move |state| Ok(validate_service(&ns, &service, &input_for(state, &ns)?)?)).await?;
+        Ok(Reply::json(&out))
+    })
 }

@@ -17,7 +17,9 @@ mod index;
 mod model;
 mod spec;
 
-use plugin_api::mesh::host_matches_service;
+use std::collections::BTreeSet;
+
+use plugin_api::mesh::{host_matches_service, parse_host};
 use serde_json::Value;
 
 pub use model::{
@@ -40,9 +42,10 @@ pub enum ValidationError {
         /// Every known plural type name.
         known: Vec<&'static str>,
     },
-    /// The object or Service does not exist.
+    /// The object or Service does not exist; names what was looked for (`virtualservice`,
+    /// `service`), not its name, so the message never echoes request text.
     #[error("{0} not found")]
-    NotFound(String),
+    NotFound(&'static str),
 }
 
 /// Validations of every config object of namespace `ns`: `{ns: {objectType: {name: v}}}`.
@@ -66,7 +69,7 @@ pub fn validate_object(
     })?;
     let index = Index::new(input);
     if !index.objects(kind, ns).iter().any(|o| o.name == name) {
-        return Err(ValidationError::NotFound(format!("{} {name} in namespace {ns}", kind.singular())));
+        return Err(ValidationError::NotFound(kind.singular()));
     }
     Ok(Evaluation::run(ns, &index, Some((kind, name))))
 }
@@ -80,7 +83,7 @@ pub fn validate_service(
 ) -> Result<TypedMeshValidations, ValidationError> {
     let index = Index::new(input);
     if index.service(ns, service).is_none() {
-        return Err(ValidationError::NotFound(format!("service {service} in namespace {ns}")));
+        return Err(ValidationError::NotFound("service"));
     }
     let domain = input.identity_domain.as_str();
     // A bare `*` host serves every service; it says nothing about this one in particular.
@@ -106,4 +109,36 @@ pub fn validate_service(
         !by_name.is_empty() && (kind == ObjectKind::DestinationRule.singular() || kind == ObjectKind::VirtualService.singular())
     });
     Ok(all)
+}
+
+/// The namespaces whose Services, workloads and DestinationRules the objects of `ns` may
+/// refer to: `ns` itself and the namespaces named by DestinationRule hosts and route
+/// destination hosts. The host loads only these, so one request does not copy the whole
+/// cluster.
+pub fn referenced_namespaces(ns: &str, objects: &[MeshObject], identity_domain: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::from([ns.to_string()]);
+    let mut add = |host: &str, obj_ns: &str| {
+        let p = parse_host(host, obj_ns, identity_domain);
+        if p.internal && p.namespace != "*" {
+            out.insert(p.namespace);
+        }
+    };
+    for o in objects.iter().filter(|o| o.namespace == ns) {
+        match o.kind {
+            ObjectKind::DestinationRule => {
+                if let Some(h) = str_at(&o.spec, "host") {
+                    add(h, &o.namespace);
+                }
+            }
+            ObjectKind::VirtualService => {
+                for rd in route_destinations(&o.spec) {
+                    if let Some(h) = rd.entry.get("destination").and_then(|d| str_at(d, "host")) {
+                        add(h, &o.namespace);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }

@@ -75,7 +75,9 @@ fn object_validations_errors() {
         err.to_string(),
         "Object type not managed: widgets. Known types: destinationrules, virtualservices, gateways, serviceentries, rules, quotaspecs, quotaspecbindings"
     );
-    assert!(matches!(validate_object(NS, "virtualservices", "nope", &demo()), Err(ValidationError::NotFound(_))));
+    let missing = validate_object(NS, "virtualservices", "nope", &demo()).unwrap_err();
+    assert_eq!(missing, ValidationError::NotFound("virtualservice"));
+    assert_eq!(missing.to_string(), "virtualservice not found");
     // The name exists, but as another kind.
     assert!(matches!(validate_object(NS, "gateways", "ratings", &demo()), Err(ValidationError::NotFound(_))));
     assert!(matches!(validate_object("other", "virtualservices", "ratings", &demo()), Err(ValidationError::NotFound(_))));
@@ -96,7 +98,7 @@ fn service_validations_keep_the_objects_that_refer_to_the_service() {
     assert_eq!(pp["virtualservice"].keys().collect::<Vec<_>>(), vec!["bookinfo"]);
     assert!(!pp.contains_key("destinationrule"));
 
-    assert!(matches!(validate_service(NS, "nope", &demo()), Err(ValidationError::NotFound(_))));
+    assert_eq!(validate_service(NS, "nope", &demo()).unwrap_err(), ValidationError::NotFound("service"));
 }
 
 #[test]
@@ -106,4 +108,16 @@ fn object_kind_names_round_trip() {
         assert_eq!(ObjectKind::from_k8s_kind(k.k8s_kind()), Some(k));
     }
     assert_eq!(catalog::ALL.len(), 14);
+}
+
+#[test]
+fn referenced_namespaces_follow_rule_and_route_hosts() {
+    let objects = vec![
+        dr("a", json!({"host": "reviews.other.svc.cluster.local"})),
+        dr("b", json!({"host": "api.books.example.com"})),
+        vs("c", json!({"hosts": ["x"], "http": [{"route": [{"destination": {"host": "ratings.third"}}, {"destination": {"host": "*"}}]}]})),
+        obj(ObjectKind::VirtualService, "elsewhere", "d", json!({"http": [{"route": [{"destination": {"host": "x.fourth"}}]}]})),
+    ];
+    let got: Vec<String> = referenced_namespaces(NS, &objects, "svc.cluster.local").into_iter().collect();
+    assert_eq!(got, vec!["bookinfo", "other", "third"]);
 }
