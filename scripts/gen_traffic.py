@@ -420,8 +420,9 @@ def main(argv=None):
     p.add_argument("--duration-unit", choices=["ms", "s"], default="ms",
                    help="ms: istio_request_duration_milliseconds; s: the older _seconds")
     p.add_argument("--expected", help="also write the emitted rates and gauges as JSON here")
-    p.add_argument("--if-stale", nargs="?", const="", metavar="FILE",
-                   help="do nothing when FILE (default: --out) is younger than --max-age")
+    p.add_argument("--if-stale", nargs="?", const="", metavar="FILE|SECONDS",
+                   help="do nothing when FILE (default: --out) is younger than --max-age; "
+                        "a number instead of FILE is the maximum age for --out")
     p.add_argument("--max-age", type=float, default=600, help="seconds, for --if-stale (default 600)")
     args = p.parse_args(argv)
 
@@ -429,6 +430,12 @@ def main(argv=None):
         p.error("--step and --minutes must be positive")
     if args.if_stale is not None:
         target = args.if_stale or args.out
+        try:
+            # `--if-stale 600`: a maximum age in seconds for --out.
+            args.max_age = float(args.if_stale)
+            target = args.out
+        except ValueError:
+            pass
         if not target:
             p.error("--if-stale needs a FILE or --out")
         if is_fresh(target, args.max_age) and (not args.expected or is_fresh(args.expected, args.max_age)):

@@ -2,3 +2,4 @@
 //! Kubernetes API, a real Prometheus. Each module is owned by the tests that need it.
 
 pub mod server;
+pub mod prometheus;

@@ -161,7 +161,9 @@ fn connect(config: &serde_json::Value) -> Result<Connected, PluginError> {
 fn map_error(e: PromError) -> PluginError {
     match e {
         PromError::Prometheus(p) => {
-            if p.is_bad_data() {
+            if p.is_bad_data() || p.is_execution() {
+                // bad_data: the query text; execution: a query that cannot be computed
+                // (e.g. two series with the same labels after dropping the name).
                 PluginError::invalid(format!("the store refused the query: {}", p.message()))
             } else if p.is_timeout() || p.is_canceled() {
                 PluginError::timeout(format!("the store gave up on the query: {}", p.message()))

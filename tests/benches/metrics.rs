@@ -1,0 +1,2 @@
+//! Embedded store vs real Prometheus (filled in below).
+fn main() {}

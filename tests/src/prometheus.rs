@@ -1,0 +1,339 @@
+//! A real Prometheus for tests, and the metrics backend plugins loaded through the real
+//! plugin boundary.
+//!
+//! - [`fixture`] writes traffic with `scripts/gen_traffic.py` and backfills it into TSDB
+//!   blocks with `promtool tsdb create-blocks-from openmetrics`, once per test process and
+//!   set of generator arguments.
+//! - [`PromServer`] copies a fixture's blocks into its own data folder and runs
+//!   `prometheus` on 127.0.0.1 with an OS-picked port (never 9090); it can be stopped and
+//!   restarted on the same port and data, and is killed on drop.
+//! - [`load_backend`] opens a backend plugin's library with abi_stable, checks it, and
+//!   returns its component.
+//!
+//! `prometheus` and `promtool` come from Debian's `prometheus` package (`scripts/test.sh`
+//! installs it); without them these helpers panic with a message naming the package.
+
+use std::{
+    collections::HashMap,
+    io::{BufRead, BufReader, Read, Write},
+    net::{SocketAddr, TcpStream},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex, OnceLock},
+    time::{Duration, Instant},
+};
+
+use plugin_api::{MetricsBackendBox, PluginMod_Ref};
+
+/// Finds a program on PATH; panics naming the Debian package when it is missing.
+pub fn tool(name: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            return candidate;
+        }
+    }
+    panic!(
+        "`{name}` was not found on PATH. The Prometheus tests need Debian's `prometheus` package: \
+         apt-get install -y --no-install-recommends prometheus (scripts/test.sh does this)"
+    );
+}
+
+/// The workspace root (for scripts/).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// Generated traffic and its backfilled TSDB blocks.
+pub struct Fixture {
+    /// The OpenMetrics file (what the embedded store reads).
+    pub openmetrics: PathBuf,
+    /// The TSDB folder promtool wrote (copied per server).
+    pub blocks: PathBuf,
+    /// The generator's `--expected` JSON.
+    pub expected: serde_json::Value,
+}
+
+impl Fixture {
+    /// The last timestamp of the data.
+    pub fn end(&self) -> i64 {
+        self.expected["end"].as_i64().expect("end in expected JSON")
+    }
+    /// The first timestamp of the data.
+    pub fn start(&self) -> i64 {
+        self.expected["start"].as_i64().expect("start in expected JSON")
+    }
+}
+
+/// `target/<profile>` of the running test or bench binary.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut dir = exe.parent().expect("binary folder").to_path_buf();
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.pop();
+    }
+    dir
+}
+
+/// The fixture for these `gen_traffic.py` arguments (`--out`/`--expected` are added).
+///
+/// Built once per test process; kept under `target/tmp/meshlens-prom-fixtures/`, keyed by
+/// the arguments and the generator's text, so later runs with a fixed `--end` reuse it.
+/// With `--end now` (the default) every process builds its own.
+pub fn fixture(args: &[&str]) -> Arc<Fixture> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Fixture>>>> = OnceLock::new();
+    let key = args.join("\u{1f}");
+    let cache = CACHE.get_or_init(Default::default);
+    // Held while building: concurrent tests asking for the same data wait for one build.
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = map.get(&key) {
+        return f.clone();
+    }
+    let f = Arc::new(build_fixture(args));
+    map.insert(key, f.clone());
+    f
+}
+
+fn build_fixture(args: &[&str]) -> Fixture {
+    use std::hash::{Hash, Hasher};
+    let script = workspace_root().join("scripts").join("gen_traffic.py");
+    let script_text = std::fs::read(&script).expect("read scripts/gen_traffic.py");
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    args.hash(&mut hasher);
+    script_text.hash(&mut hasher);
+    let now_based = !args.windows(2).any(|w| w[0] == "--end" && w[1] != "now");
+    if now_based {
+        std::process::id().hash(&mut hasher);
+    }
+    let root = profile_dir().parent().map(Path::to_path_buf).unwrap_or_else(profile_dir).join("tmp").join("meshlens-prom-fixtures");
+    let dir = root.join(format!("{:016x}", hasher.finish()));
+    let done = dir.join("done");
+    if !done.is_file() {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create fixture folder");
+        generate(&script, &dir, args);
+        std::fs::write(&done, args.join(" ")).expect("mark fixture done");
+    }
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("expected.json")).expect("read expected JSON")).expect("expected JSON");
+    Fixture { openmetrics: dir.join("metrics.om"), blocks: dir.join("blocks"), expected }
+}
+
+fn generate(script: &Path, dir: &Path, args: &[&str]) {
+    let promtool = tool("promtool");
+    let openmetrics = dir.join("metrics.om");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg("--out")
+        .arg(&openmetrics)
+        .arg("--expected")
+        .arg(dir.join("expected.json"))
+        .args(args)
+        .output()
+        .expect("run python3 scripts/gen_traffic.py");
+    assert!(out.status.success(), "gen_traffic.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&promtool)
+        .args(["tsdb", "create-blocks-from", "openmetrics"])
+        .arg(&openmetrics)
+        .arg(dir.join("blocks"))
+        .output()
+        .expect("run promtool");
+    assert!(
+        out.status.success(),
+        "promtool tsdb create-blocks-from openmetrics failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// A running (or stopped) Prometheus server with its own data folder.
+pub struct PromServer {
+    child: Option<Child>,
+    data: tempfile::TempDir,
+    port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+impl PromServer {
+    /// Starts a server over a copy of the fixture's blocks.
+    pub fn start(fixture: &Fixture) -> PromServer {
+        let data = tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
+        copy_dir(&fixture.blocks, &data.path().join("tsdb")).expect("copy TSDB blocks");
+        Self::start_in(data)
+    }
+
+    /// Starts a server with no data at all.
+    pub fn start_empty() -> PromServer {
+        let data = tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
+        Self::start_in(data)
+    }
+
+    fn start_in(data: tempfile::TempDir) -> PromServer {
+        std::fs::write(data.path().join("prometheus.yml"), "global:\n  scrape_interval: 15s\n").expect("write config");
+        let mut server = PromServer { child: None, data, port: 0, log: Arc::default() };
+        server.spawn();
+        server
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The port the server listens on (kept across restarts).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// What the server logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).join("\n")
+    }
+
+    fn spawn(&mut self) {
+        let prometheus = tool("prometheus");
+        let dir = self.data.path();
+        let mut child = Command::new(prometheus)
+            .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
+            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+            .arg(format!("--web.listen-address=127.0.0.1:{}", self.port))
+            .arg("--storage.tsdb.retention.time=100y")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start prometheus");
+        let stderr = child.stderr.take().expect("stderr pipe");
+        let (tx, rx) = std::sync::mpsc::channel::<u16>();
+        let log = self.log.clone();
+        // Drains the log for the server's whole life (a full pipe would stall it).
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("msg=\"Listening on\"")
+                    && let Some(port) = line
+                        .split_whitespace()
+                        .find_map(|w| w.strip_prefix("address=127.0.0.1:"))
+                        .and_then(|p| p.trim_matches('"').parse::<u16>().ok())
+                {
+                    let _ = tx.send(port);
+                }
+                log.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+            }
+        });
+        self.child = Some(child);
+        match rx.recv_timeout(START_LIMIT) {
+            Ok(port) => self.port = port,
+            Err(_) => panic!("prometheus did not report its port within {START_LIMIT:?}; log:\n{}", self.log()),
+        }
+        let deadline = Instant::now() + START_LIMIT;
+        while Instant::now() < deadline {
+            if http_get(self.port, "/-/ready").is_some_and(|(status, _)| status == 200) {
+                return;
+            }
+            if let Some(Ok(Some(status))) = self.child.as_mut().map(|c| c.try_wait()) {
+                panic!("prometheus exited with {status}; log:\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("prometheus was not ready within {START_LIMIT:?}; log:\n{}", self.log());
+    }
+
+    /// Stops the server with SIGTERM (kill after 15 s), keeping port and data for [`restart`](Self::restart).
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else { return };
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Starts the server again on the same port and data.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+}
+
+impl Drop for PromServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A minimal HTTP/1.0 GET on 127.0.0.1 (no TLS stack needed): `(status, body)`.
+pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    Some((status, body))
+}
+
+/// The library file of a plugin package built by this test build (a dev-dependency):
+/// `target/<profile>/deps/lib<name>.so`, else `target/<profile>/lib<name>.so`.
+pub fn backend_library(package: &str) -> PathBuf {
+    let profile = profile_dir();
+    let file = format!("{}{}{}", std::env::consts::DLL_PREFIX, package.replace('-', "_"), std::env::consts::DLL_SUFFIX);
+    let candidates = [profile.join("deps").join(&file), profile.join(&file)];
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .unwrap_or_else(|| panic!("{file} not found in {}: is {package} a dev-dependency of the tests?", profile.display()))
+}
+
+/// Loads a plugin library through the real boundary and returns its backend named `name`.
+pub fn load_backend(package: &str, name: &str) -> MetricsBackendBox {
+    let path = backend_library(package);
+    let header = abi_stable::library::lib_header_from_path(&path)
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    let module = header
+        .init_root_module::<PluginMod_Ref>()
+        .unwrap_or_else(|e| panic!("{} is not a compatible plugin: {e}", path.display()));
+    let components = module.components()().into_result().unwrap_or_else(|e| panic!("components(): {e}"));
+    components
+        .metrics_backends
+        .into_iter()
+        .find(|b| b.name().into_result().is_ok_and(|n| n.as_str() == name))
+        .unwrap_or_else(|| panic!("{} has no metrics backend named {name}", path.display()))
+}
+
+/// Loads and configures a backend with a JSON table.
+pub fn configured_backend(package: &str, name: &str, config: serde_json::Value) -> MetricsBackendBox {
+    let backend = load_backend(package, name);
+    backend
+        .configure(config.to_string().as_str().into())
+        .into_result()
+        .unwrap_or_else(|e| panic!("configure {name}: {e}"));
+    backend
+}
