@@ -3,3 +3,4 @@
 
 pub mod server;
 pub mod prometheus;
+pub mod kube_api;
