@@ -1,12 +1,168 @@
-//! Operations of this API (answer 501 until their issue lands).
+//! customDashboard and appDashboard, and the `runtimes` of app details ([`app_runtimes`]).
+//!
+//! The meshlens-dashboards crate parses, plans and shapes; this module reads the cluster,
+//! asks the template providers and runs the queries through the metrics engine.
 
-use crate::router::Route;
+use std::{
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
-use super::not_implemented;
+use meshlens_cluster::ClusterState;
+use meshlens_dashboards::{
+    AppParams, CustomParams, DashboardError, ProviderTemplates, RUNTIMES_ANNOTATION, Runtime, RuntimeCache,
+    TemplateCatalog, app_dashboard_plan, custom_dashboard_plan, duration_probe_query, pick_duration_metric,
+    resolve_runtimes,
+};
+use plugin_api::{MetricQuery, PluginError, QueryResult};
+
+use crate::{
+    api::health::unix_now,
+    error::ApiError,
+    metrics_engine::{MetricsEngine, MetricsError},
+    router::{Ctx, HandlerFuture, Reply, Route},
+    state::AppState,
+};
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("customDashboard", "/namespaces/{namespace}/apps/{app}/customdashboard/{template}", not_implemented),
-        Route::get("appDashboard", "/namespaces/{namespace}/apps/{app}/dashboard", not_implemented),
+        Route::get("customDashboard", "/namespaces/{namespace}/apps/{app}/customdashboard/{template}", custom_dashboard),
+        Route::get("appDashboard", "/namespaces/{namespace}/apps/{app}/dashboard", app_dashboard),
     ]
+}
+
+impl From<DashboardError> for ApiError {
+    fn from(e: DashboardError) -> Self {
+        match e {
+            DashboardError::BadRequest(m) => ApiError::BadRequest(m),
+            DashboardError::Unavailable(m) => ApiError::Unavailable(m),
+            DashboardError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+
+/// The metrics engine's answer in the plugin contract's terms (what the crate expects).
+async fn run_query(engine: Arc<MetricsEngine>, q: MetricQuery) -> Result<QueryResult, PluginError> {
+    match engine.query(q).await {
+        Ok(r) => Ok((*r).clone()),
+        Err(e) => Err(match e {
+            MetricsError::NoBackend(_) | MetricsError::Unavailable(_) => PluginError::unavailable(e.to_string()),
+            MetricsError::Timeout(_) => PluginError::timeout(e.to_string()),
+            MetricsError::BadQuery(_) => PluginError::invalid(e.to_string()),
+            MetricsError::Internal(_) => PluginError::internal(e.to_string()),
+        }),
+    }
+}
+
+/// Every provider's templates as an app in `namespace` sees them. Provider calls are
+/// synchronous (the folder provider reads files), so they run on the blocking pool.
+pub async fn template_catalog(state: &Arc<AppState>, cluster: &Arc<ClusterState>, namespace: &str) -> TemplateCatalog {
+    let registry = state.plugins.clone();
+    let cluster = cluster.clone();
+    let namespaces = vec![namespace.to_string(), cluster.settings().mesh_namespace.clone()];
+    let task = tokio::task::spawn_blocking(move || {
+        let mut providers = Vec::new();
+        for p in &registry.dashboard_providers {
+            let result = (|| {
+                let tier = p.object.tier().into_result()?;
+                let kinds = p.object.inputs().into_result()?;
+                let data = cluster.cluster_data(&kinds, &namespaces);
+                Ok::<_, PluginError>((tier, p.object.templates(&data).into_result()?))
+            })();
+            match result {
+                Ok((tier, list)) => {
+                    providers.push(ProviderTemplates { provider: p.name.clone(), tier, templates: list.into_vec() })
+                }
+                Err(e) => tracing::warn!(provider = %p.name, "dashboard provider failed; its templates are left out: {e}"),
+            }
+        }
+        TemplateCatalog::new(providers)
+    });
+    task.await.unwrap_or_else(|e| {
+        tracing::error!("dashboard template collection failed: {e}");
+        TemplateCatalog::default()
+    })
+}
+
+/// Checks that the namespace and the app exist: both are 400s for the dashboards.
+fn check_app(cluster: &ClusterState, ns: &str, app: &str) -> Result<(), ApiError> {
+    if cluster.namespace(ns).is_none() {
+        return Err(ApiError::bad_request(format!("namespace `{ns}` does not exist or is not visible")));
+    }
+    if !cluster.apps(ns).iter().any(|a| a.name == app) {
+        return Err(ApiError::bad_request(format!("app `{app}` does not exist in namespace `{ns}`")));
+    }
+    Ok(())
+}
+
+fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let (ns, app, name) = (ctx.path("namespace")?, ctx.path("app")?, ctx.path("template")?);
+        let params = CustomParams::parse(&|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>())?;
+        let cluster = ctx.state.cluster.state().await?;
+        check_app(&cluster, ns, app)?;
+        let catalog = template_catalog(&ctx.state, &cluster, ns).await;
+        let mesh_ns = cluster.settings().mesh_namespace.clone();
+        let template = catalog.resolve(name, ns, &mesh_ns).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "dashboard template `{name}` does not exist; known templates: {}",
+                catalog.names(ns, &mesh_ns).join(", ")
+            ))
+        })?;
+        let plan = custom_dashboard_plan(template, ns, app, &params, unix_now());
+        let engine = ctx.state.metrics.clone();
+        let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
+        Ok(Reply::json(&body))
+    })
+}
+
+fn app_dashboard(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let (ns, app) = (ctx.path("namespace")?, ctx.path("app")?);
+        let params = AppParams::parse(&|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>())?;
+        let cluster = ctx.state.cluster.state().await?;
+        check_app(&cluster, ns, app)?;
+        let now = unix_now();
+        let engine = ctx.state.metrics.clone();
+        // Which request-duration histogram the store has: one instant query at the range's end.
+        let probe_time = params.base.query_time.unwrap_or(now);
+        let probe = run_query(engine.clone(), duration_probe_query(probe_time))
+            .await
+            .map_err(|e| ApiError::from(DashboardError::from_query(&e)))?;
+        let plan = app_dashboard_plan(ns, app, &params, pick_duration_metric(&probe), now);
+        let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
+        Ok(Reply::json(&body))
+    })
+}
+
+/// Discovery answers are kept this long (pods and exporters change rarely).
+const RUNTIME_TTL: Duration = Duration::from_secs(60);
+
+/// The `runtimes` field of app details: from the `kiali.io/runtimes` annotation of the app's
+/// pods, else discovered with one metric query (cached for a minute). Never fails: a store
+/// that is down gives no runtimes.
+pub async fn app_runtimes(state: &Arc<AppState>, cluster: &Arc<ClusterState>, namespace: &str, app: &str) -> Vec<Runtime> {
+    static CACHE: OnceLock<RuntimeCache> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| RuntimeCache::new(RUNTIME_TTL));
+    let apps = cluster.apps(namespace);
+    let annotations: Vec<String> = apps
+        .iter()
+        .filter(|a| a.name == app)
+        .flat_map(|a| a.workloads.iter().flat_map(|w| w.pods.iter()))
+        .filter_map(|p| p.metadata.annotations.as_ref().and_then(|m| m.get(RUNTIMES_ANNOTATION)).cloned())
+        .collect();
+    let catalog = template_catalog(state, cluster, namespace).await;
+    let mesh_ns = cluster.settings().mesh_namespace.clone();
+    let engine = state.metrics.clone();
+    resolve_runtimes(
+        annotations.iter().map(String::as_str),
+        &catalog,
+        namespace,
+        &mesh_ns,
+        app,
+        unix_now(),
+        cache,
+        |q| run_query(engine, q),
+    )
+    .await
 }

@@ -108,8 +108,9 @@ pub struct AppParams {
     pub reporter: Reporter,
 }
 
-fn bad(name: &str, value: &str, why: &str) -> DashboardError {
-    DashboardError::BadRequest(format!("Bad request, cannot parse query parameter '{name}' (\"{value}\"): {why}"))
+/// The value itself is not echoed: messages name the parameter and what it accepts.
+fn bad(name: &str, _value: &str, why: &str) -> DashboardError {
+    DashboardError::BadRequest(format!("Bad request, cannot parse query parameter '{name}': {why}"))
 }
 
 /// Whether `s` is a Prometheus label name.
@@ -187,7 +188,7 @@ impl BaseParams {
             // A comma-separated list in one value is accepted too.
             for l in v.split(',').map(str::trim).filter(|l| !l.is_empty()) {
                 if !is_label_name(l) {
-                    return Err(bad(&name, &v, &format!("`{l}` is not a label name")));
+                    return Err(bad(&name, &v, "expected label names (letters, digits, underscores)"));
                 }
                 if !by_labels.iter().any(|b| b == l) {
                     by_labels.push(l.to_string());
