@@ -1,12 +1,28 @@
-//! Operations of this API (answer 501 until their issue lands).
+//! appList and appDetails, answered from the cluster model.
 
-use crate::router::Route;
-
-use super::not_implemented;
+use crate::router::{Ctx, HandlerFuture, Reply, Route};
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("appList", "/namespaces/{namespace}/apps", not_implemented),
-        Route::get("appDetails", "/namespaces/{namespace}/apps/{app}", not_implemented),
+        Route::get("appList", "/namespaces/{namespace}/apps", app_list),
+        Route::get("appDetails", "/namespaces/{namespace}/apps/{app}", app_details),
     ]
+}
+
+/// The spec lists no 404 here: an unknown namespace has no apps.
+fn app_list(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?;
+        let state = ctx.state.cluster.state().await?;
+        Ok(Reply::json(&state.app_list(ns)))
+    })
+}
+
+fn app_details(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?;
+        let app = ctx.path("app")?;
+        let state = ctx.state.cluster.state().await?;
+        Ok(Reply::json(&state.app_details(ns, app)?))
+    })
 }

@@ -1,11 +1,14 @@
-//! Operations of this API (answer 501 until their issue lands).
+//! The namespace list (not in the spec; every client needs it): `[{name, creationTimestamp}]`.
 
-use crate::router::Route;
-
-use super::not_implemented;
+use crate::router::{Ctx, HandlerFuture, Reply, Route};
 
 pub fn routes() -> Vec<Route> {
-    vec![
-        Route::get("namespaceList", "/namespaces", not_implemented),
-    ]
+    vec![Route::get("namespaceList", "/namespaces", namespace_list)]
+}
+
+fn namespace_list(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let state = ctx.state.cluster.state().await?;
+        Ok(Reply::json(&state.namespace_list()))
+    })
 }

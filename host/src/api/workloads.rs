@@ -1,12 +1,27 @@
-//! Operations of this API (answer 501 until their issue lands).
+//! workloadList and workload details, answered from the cluster model.
 
-use crate::router::Route;
-
-use super::not_implemented;
+use crate::router::{Ctx, HandlerFuture, Reply, Route};
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("workloadList", "/namespaces/{namespace}/workloads", not_implemented),
-        Route::get("workloadDetails", "/namespaces/{namespace}/workloads/{workload}", not_implemented),
+        Route::get("workloadList", "/namespaces/{namespace}/workloads", workload_list),
+        Route::get("workloadDetails", "/namespaces/{namespace}/workloads/{workload}", workload_details),
     ]
+}
+
+fn workload_list(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?;
+        let state = ctx.state.cluster.state().await?;
+        Ok(Reply::json(&state.workload_list(ns)?))
+    })
+}
+
+fn workload_details(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?;
+        let name = ctx.path("workload")?;
+        let state = ctx.state.cluster.state().await?;
+        Ok(Reply::json(&state.workload_details(ns, name)?))
+    })
 }
