@@ -52,6 +52,8 @@ pub struct Prometheus {
 fn string_key(table: &serde_json::Map<String, serde_json::Value>, key: &str) -> Result<Option<String>, PluginError> {
     match table.get(key) {
         None | Some(serde_json::Value::Null) => Ok(None),
+        // An empty string is the same as leaving the key out (config files blank it).
+        Some(serde_json::Value::String(s)) if s.is_empty() => Ok(None),
         Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Err(PluginError::invalid(format!("metrics.prometheus.{key} must be a string, not {other}"))),
     }
