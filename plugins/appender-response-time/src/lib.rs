@@ -53,8 +53,12 @@ impl GraphAppender for ResponseTime {
             let h = hops(&s.labels, req.graph_type, req.inject_service_nodes);
             // With service nodes only the service → workload hop gets a value: quantiles of
             // different destinations cannot be added up for the caller → service hop.
+            // Several series can land on one edge (an app node gathers its workloads'
+            // series); quantiles do not add up, so the edge shows the slowest of them —
+            // and the answer does not depend on the order the store returned them in.
             if let Some((src, dst)) = h.into_iter().last() {
-                times.insert((src.id, dst.id), v * to_ms);
+                let t = times.entry((src.id, dst.id)).or_insert(f64::MIN);
+                *t = t.max(v * to_ms);
             }
         }
         for e in graph.edges.iter_mut() {

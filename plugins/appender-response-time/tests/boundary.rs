@@ -87,6 +87,28 @@ fn edges_get_the_quantile_in_milliseconds_or_zero() {
 }
 
 #[test]
+fn series_that_meet_on_one_app_edge_give_the_slowest() {
+    let req = request(GraphType::App, false);
+    let src = format!("app_{REQUESTED}_productpage");
+    let dst = format!("app_{REQUESTED}_reviews");
+    let mut g = Graph::default();
+    g.nodes = vec![Node::new(&src, NodeType::App, REQUESTED), Node::new(&dst, NodeType::App, REQUESTED)].into_iter().collect();
+    g.edges = vec![Edge::new(&src, &dst, "http")].into_iter().collect();
+    let pp = ("productpage-v1", "productpage", "v1");
+    for order in [[20.0, 50.0, 30.0], [50.0, 30.0, 20.0]] {
+        let series: Vec<Series> = ["reviews-v1", "reviews-v2", "reviews-v3"]
+            .iter()
+            .zip(order)
+            .map(|(w, v)| series(pp, (w, "reviews", "v1"), "reviews", v))
+            .collect();
+        let data = AppenderData { results: vec![QueryResult { series: series.into_iter().collect() }].into_iter().collect(), ..Default::default() };
+        let mut g = g.clone();
+        apply(&req, &data, &mut g);
+        assert_eq!(g.edges[0].response_time.into_option(), Some(50.0));
+    }
+}
+
+#[test]
 fn with_service_nodes_only_the_service_hop_gets_a_value() {
     let mut req = request(GraphType::Workload, false);
     req.inject_service_nodes = true;
