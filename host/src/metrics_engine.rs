@@ -18,9 +18,35 @@ use futures::{
     FutureExt,
     future::{BoxFuture, Shared, try_join_all},
 };
-use plugin_api::{BackendStatus, MetricQuery, MetricsBackendBox, QueryResult};
+use plugin_api::{BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime, RangeFunc};
 
-use crate::error::ApiError;
+use crate::{config::DurationHistogram, error::ApiError};
+
+/// The request-duration histogram a store holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DurationUnit {
+    /// `istio_request_duration_milliseconds` (current Istio).
+    Milliseconds,
+    /// `istio_request_duration_seconds` (older Istio).
+    Seconds,
+}
+
+impl DurationUnit {
+    /// The histogram's base name.
+    pub fn metric(self) -> &'static str {
+        match self {
+            DurationUnit::Milliseconds => "istio_request_duration_milliseconds",
+            DurationUnit::Seconds => "istio_request_duration_seconds",
+        }
+    }
+    /// Factor from the histogram's unit to milliseconds.
+    pub fn to_ms(self) -> f64 {
+        match self {
+            DurationUnit::Milliseconds => 1.0,
+            DurationUnit::Seconds => 1000.0,
+        }
+    }
+}
 
 /// Why a query produced no answer.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -57,6 +83,7 @@ pub struct MetricsEngine {
     timeout: Duration,
     inflight: Mutex<HashMap<String, SharedQuery>>,
     sent: AtomicU64,
+    detected: Mutex<Option<DurationUnit>>,
 }
 
 impl MetricsEngine {
@@ -69,6 +96,7 @@ impl MetricsEngine {
             timeout,
             inflight: Mutex::new(HashMap::new()),
             sent: AtomicU64::new(0),
+            detected: Mutex::new(None),
         }
     }
 
@@ -128,6 +156,44 @@ impl MetricsEngine {
                 _ => MetricsError::Internal(e.message.into()),
             }),
         }
+    }
+
+    /// Which request-duration histogram to use: the configured one, or (for `auto`) the one
+    /// the store has, detected with one query and remembered once the store answered with
+    /// data. Milliseconds when the store has neither.
+    pub async fn duration_unit(self: &Arc<Self>, configured: DurationHistogram, time: i64) -> Result<DurationUnit, MetricsError> {
+        match configured {
+            DurationHistogram::Milliseconds => return Ok(DurationUnit::Milliseconds),
+            DurationHistogram::Seconds => return Ok(DurationUnit::Seconds),
+            DurationHistogram::Auto => {}
+        }
+        if let Some(u) = *self.detected.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Ok(u);
+        }
+        let names = format!("{}_count|{}_count", DurationUnit::Milliseconds.metric(), DurationUnit::Seconds.metric());
+        let probe = MetricQuery {
+            metric: "".into(),
+            matchers: vec![Matcher::re("__name__", &names)].into(),
+            func: RangeFunc::None,
+            window_secs: 0,
+            group_by: Some(vec!["__name__".into()].into()).into(),
+            histogram: HistogramStat::None,
+            time: QueryTime::Instant(time),
+        };
+        let r = self.query(probe).await?;
+        let has = |u: DurationUnit| {
+            let name = format!("{}_count", u.metric());
+            r.series.iter().any(|s| plugin_api::label_value(&s.labels, "__name__") == Some(name.as_str()))
+        };
+        let unit = if !has(DurationUnit::Milliseconds) && has(DurationUnit::Seconds) {
+            DurationUnit::Seconds
+        } else {
+            DurationUnit::Milliseconds
+        };
+        if !r.series.is_empty() {
+            *self.detected.lock().unwrap_or_else(|e| e.into_inner()) = Some(unit);
+        }
+        Ok(unit)
     }
 
     /// The store's own status, or `None` when it cannot be had within the deadline.

@@ -32,11 +32,10 @@ pub fn ensure_built() {
     BUILT.get_or_init(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let profile = profile_dir();
+        // The same command as scripts/test.sh runs first, so this is a no-op there (another
+        // package set would unify features differently and rebuild half the graph).
         let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root()).arg("build").args(["-p", "meshlens"]);
-        for p in BUNDLED.iter().chain(TESTING) {
-            cmd.args(["-p", p]);
-        }
+        cmd.current_dir(workspace_root()).args(["build", "--workspace"]);
         if profile.file_name().and_then(|n| n.to_str()) == Some("release") {
             cmd.arg("--release");
         }

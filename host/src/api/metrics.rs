@@ -1,11 +1,39 @@
-//! Operations of this API (answer 501 until their issue lands).
+//! namespaceMetrics: the namespace's Istio request, TCP and histogram metrics over a range.
 
-use crate::router::Route;
+use meshlens_dashboards::{DurationMetric, NamespaceMetricsParams, namespace_metrics_plan};
 
-use super::not_implemented;
+use crate::{
+    api::health::unix_now,
+    error::ApiError,
+    metrics_engine::DurationUnit,
+    router::{Ctx, HandlerFuture, Reply, Route},
+};
 
 pub fn routes() -> Vec<Route> {
-    vec![
-        Route::get("namespaceMetrics", "/namespaces/{namespace}/metrics", not_implemented),
-    ]
+    vec![Route::get("namespaceMetrics", "/namespaces/{namespace}/metrics", namespace_metrics)]
+}
+
+fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let params =
+            NamespaceMetricsParams::parse(&|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>())?;
+        let cluster = ctx.state.cluster.state().await?;
+        let ns = ctx.path("namespace")?;
+        // The operation lists 400 and 503: an unknown namespace is a bad request here.
+        let ns_state = cluster.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
+        let created = chrono::DateTime::parse_from_rfc3339(&ns_state.created_at).map(|t| t.timestamp()).ok();
+        let now = unix_now();
+        let engine = ctx.state.metrics.clone();
+        let unit = engine
+            .duration_unit(ctx.state.config.metrics.duration_histogram, params.app.base.query_time.unwrap_or(now))
+            .await?;
+        let duration = match unit {
+            DurationUnit::Milliseconds => DurationMetric::Milliseconds,
+            DurationUnit::Seconds => DurationMetric::Seconds,
+        };
+        let plan = namespace_metrics_plan(ns, &params, duration, created, now)?;
+        let results = engine.query_all(plan.queries.clone()).await?;
+        let body = plan.assemble(results.into_iter().map(|r| Ok((*r).clone())).collect())?;
+        Ok(Reply::json(&body))
+    })
 }

@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod error;
+pub mod namespace_metrics;
 pub mod params;
 pub mod plan;
 pub mod runtimes;
@@ -21,6 +22,7 @@ pub mod shape;
 pub mod templates;
 
 pub use error::DashboardError;
+pub use namespace_metrics::{MetricsPlan, NAMESPACE_METRICS, NamespaceMetricsParams, namespace_metrics_plan};
 pub use params::{AppParams, BaseParams, CustomParams, Direction, QueryLookup, Reporter};
 pub use plan::{DashboardPlan, DurationMetric, app_dashboard_plan, custom_dashboard_plan, duration_probe_query, pick_duration_metric};
 pub use runtimes::{DashboardRef, RUNTIMES_ANNOTATION, Runtime, RuntimeCache, discovery_query, resolve_runtimes, runtimes_from_annotations, runtimes_from_discovery};

@@ -115,7 +115,7 @@ impl DashboardPlan {
 }
 
 /// Adds the queries of one chart to `queries` and says where they are.
-fn chart_queries(
+pub(crate) fn chart_queries(
     queries: &mut Vec<MetricQuery>,
     metric: &str,
     data_type: DataType,
