@@ -166,3 +166,25 @@ pub async fn app_runtimes(state: &Arc<AppState>, cluster: &Arc<ClusterState>, na
     )
     .await
 }
+
+/// Fills the `runtimes` of an appDetails payload (what `apps::app_details` calls).
+pub async fn fill_runtimes(
+    state: &Arc<AppState>,
+    cluster: &Arc<ClusterState>,
+    namespace: &str,
+    app: &str,
+    details: &mut meshlens_cluster::payload::AppDetails,
+) {
+    details.runtimes = app_runtimes(state, cluster, namespace, app)
+        .await
+        .into_iter()
+        .map(|r| meshlens_cluster::payload::Runtime {
+            name: r.name,
+            dashboard_refs: r
+                .dashboard_refs
+                .into_iter()
+                .map(|d| meshlens_cluster::payload::DashboardRef { template: d.template, title: d.title })
+                .collect(),
+        })
+        .collect();
+}
