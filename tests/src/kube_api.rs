@@ -300,20 +300,49 @@ fn resource_list(group: &str, version: &str) -> Value {
         .filter(|d| d.group == group && d.versions.contains(&version))
         .map(|d| {
             json!({"name": d.plural, "singularName": d.kind.to_lowercase(), "namespaced": d.namespaced, "kind": d.kind,
-                   "verbs": ["get", "list", "watch"]})
+                   "verbs": ["get", "list", "watch"], "shortNames": short_names(d.plural)})
         })
         .collect();
     json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api_version(group, version), "resources": resources})
 }
 
+/// What kubectl users type (`deploy`, `po`, ...).
+fn short_names(plural: &str) -> Vec<&'static str> {
+    match plural {
+        "namespaces" => vec!["ns"],
+        "pods" => vec!["po"],
+        "services" => vec!["svc"],
+        "replicationcontrollers" => vec!["rc"],
+        "deployments" => vec!["deploy"],
+        "replicasets" => vec!["rs"],
+        "statefulsets" => vec!["sts"],
+        "daemonsets" => vec!["ds"],
+        "cronjobs" => vec!["cj"],
+        "horizontalpodautoscalers" => vec!["hpa"],
+        "virtualservices" => vec!["vs"],
+        "destinationrules" => vec!["dr"],
+        "gateways" => vec!["gw"],
+        "serviceentries" => vec!["se"],
+        _ => vec![],
+    }
+}
+
 fn groups() -> Vec<Value> {
-    let mut names: Vec<&str> = RESOURCES.iter().map(|d| d.group).filter(|g| !g.is_empty()).collect();
-    names.dedup();
+    let mut names: Vec<&str> = Vec::new();
+    for g in RESOURCES.iter().map(|d| d.group).filter(|g| !g.is_empty()) {
+        if !names.contains(&g) {
+            names.push(g);
+        }
+    }
     names
         .into_iter()
         .map(|g| {
-            let mut versions: Vec<&str> = RESOURCES.iter().filter(|d| d.group == g).flat_map(|d| d.versions.iter().copied()).collect();
-            versions.dedup();
+            let mut versions: Vec<&str> = Vec::new();
+            for v in RESOURCES.iter().filter(|d| d.group == g).flat_map(|d| d.versions.iter().copied()) {
+                if !versions.contains(&v) {
+                    versions.push(v);
+                }
+            }
             let vs: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v})).collect();
             json!({"name": g, "versions": vs, "preferredVersion": vs[0]})
         })
