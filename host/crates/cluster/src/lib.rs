@@ -72,6 +72,7 @@ struct Inner {
     warnings: Vec<String>,
     /// The last model built from the kube caches, with the generation it was built at.
     cache: Mutex<Option<(u64, Arc<ClusterState>)>>,
+    build_lock: tokio::sync::Mutex<()>,
 }
 
 /// The cluster model service; cheap to clone.
@@ -102,7 +103,7 @@ impl Cluster {
             }
             SourceKind::Kube => (Source::Kube(kube_source::KubeSource::start(&cfg).await?), Vec::new()),
         };
-        Ok(Cluster { inner: Arc::new(Inner { settings, source, warnings, cache: Mutex::new(None) }) })
+        Ok(Cluster { inner: Arc::new(Inner { settings, source, warnings, cache: Mutex::new(None), build_lock: Default::default() }) })
     }
 
     /// A model over already-parsed objects (tests, tools).
@@ -110,7 +111,7 @@ impl Cluster {
         let settings = Arc::new(Settings::from_config(cfg)?);
         let state = Arc::new(ClusterState::build(raw, settings.clone()));
         Ok(Cluster {
-            inner: Arc::new(Inner { settings, source: Source::Snapshot(state), warnings: Vec::new(), cache: Mutex::new(None) }),
+            inner: Arc::new(Inner { settings, source: Source::Snapshot(state), warnings: Vec::new(), cache: Mutex::new(None), build_lock: Default::default() }),
         })
     }
 
@@ -123,21 +124,27 @@ impl Cluster {
             Source::Kube(k) => k,
         };
         kube.wait_synced(self.inner.settings.sync_timeout).await?;
+        let cached = |generation: u64| -> Option<Arc<ClusterState>> {
+            let guard = self.inner.cache.lock().ok()?;
+            guard.as_ref().filter(|(g, _)| *g == generation).map(|(_, s)| s.clone())
+        };
+        if let Some(s) = cached(kube.generation()) {
+            return Ok(s);
+        }
+        // One build at a time: requests that arrive during a build take its result.
+        let _building = self.inner.build_lock.lock().await;
         let generation = kube.generation();
-        if let Ok(guard) = self.inner.cache.lock() {
-            if let Some((g, s)) = guard.as_ref() {
-                if *g == generation {
-                    return Ok(s.clone());
-                }
-            }
+        if let Some(s) = cached(generation) {
+            return Ok(s);
         }
         let raw = kube.raw().ok_or_else(|| ClusterError::NotSynced("the Kubernetes caches are not ready".into()))?;
-        let state = Arc::new(ClusterState::build(&raw, self.inner.settings.clone()));
+        let settings = self.inner.settings.clone();
+        // Building walks every object: keep it off the async workers.
+        let state = tokio::task::spawn_blocking(move || Arc::new(ClusterState::build(&raw, settings)))
+            .await
+            .map_err(|e| ClusterError::Kube(format!("building the cluster model failed: {e}")))?;
         if let Ok(mut guard) = self.inner.cache.lock() {
-            // Keep the newest: a slower concurrent build must not replace a later one.
-            if guard.as_ref().is_none_or(|(g, _)| *g <= generation) {
-                *guard = Some((generation, state.clone()));
-            }
+            *guard = Some((generation, state.clone()));
         }
         Ok(state)
     }
