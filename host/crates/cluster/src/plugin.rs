@@ -40,8 +40,20 @@ impl ClusterState {
     /// everything else of `namespaces` (unknown or hidden namespaces give nothing).
     pub fn cluster_data(&self, kinds: &[ClusterKind], namespaces: &[String]) -> ClusterData {
         let mut data = ClusterData::default();
-        let visible = || namespaces.iter().filter_map(|n| self.namespace(n));
+        let mut unique_ns: Vec<&String> = Vec::new();
+        for n in namespaces {
+            if !unique_ns.contains(&n) {
+                unique_ns.push(n);
+            }
+        }
+        let visible = || unique_ns.iter().filter_map(|n| self.namespace(n));
+        let mut seen = Vec::new();
         for &k in kinds {
+            // A kind declared twice is delivered once.
+            if seen.contains(&k) {
+                continue;
+            }
+            seen.push(k);
             match k {
                 ClusterKind::Workloads => {
                     data.workloads.extend(visible().flat_map(|n| n.workloads.iter().map(workload_info)));

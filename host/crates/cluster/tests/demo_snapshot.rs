@@ -135,4 +135,13 @@ async fn demo_cluster_data_for_plugins() {
     let kinds: Vec<&str> = d.objects.iter().map(|o| o.kind.as_str()).collect();
     assert_eq!(kinds, vec!["ServiceEntry", "Gateway"]);
     assert_eq!(d.objects[0].spec()["location"], "MESH_EXTERNAL");
+    // Kinds or namespaces named twice are delivered once.
+    let twice = s.cluster_data(
+        &[K::Workloads, K::Workloads, K::ServiceEntries, K::Gateways, K::DestinationRules, K::ServiceEntries],
+        &["istio-system".to_string(), "istio-system".to_string()],
+    );
+    assert_eq!(twice, d);
+    let book = s.cluster_data(&[K::Services, K::DestinationRules, K::MonitoringDashboards], &["bookinfo".to_string(), "kube-system".to_string()]);
+    assert_eq!(book.services.len(), 6);
+    assert_eq!(book.objects.iter().filter(|o| o.kind.as_str() == "DestinationRule").count(), 2);
 }
