@@ -67,13 +67,16 @@ fn counted(series: &Value, src_known: bool) -> bool {
     series["reporter"] == "source" || (!src_known && series["reporter"] == "destination")
 }
 
-/// Prometheus' histogram_quantile over Istio's millisecond buckets for an exponential
-/// distribution with `mean` (how the generator fills the buckets).
-fn quantile_ms(q: f64, mean: f64) -> f64 {
-    let buckets = [0.5, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0];
+/// Istio's buckets in milliseconds: current (`_milliseconds`) and older (`_seconds`, x1000).
+const MS_BUCKETS: &[f64] = &[0.5, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0];
+const S_BUCKETS_MS: &[f64] = &[5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0];
+
+/// Prometheus' histogram_quantile over `buckets` (ms) for an exponential distribution with
+/// `mean` ms (how the generator fills the buckets).
+fn quantile_ms(q: f64, mean: f64, buckets: &[f64]) -> f64 {
     let cdf = |le: f64| 1.0 - (-le / mean).exp();
     let mut lower = 0.0;
-    for le in buckets {
+    for &le in buckets {
         if cdf(le) >= q {
             let (a, b) = (cdf(lower), cdf(le));
             return lower + (le - lower) * (q - a) / (b - a);
@@ -84,6 +87,8 @@ fn quantile_ms(q: f64, mean: f64) -> f64 {
 }
 
 fn wants(f: &Fixture) -> Vec<Want> {
+    let seconds = f.expected["duration_metric"].as_str().is_some_and(|m| m.ends_with("_seconds"));
+    let (buckets, to_ms) = if seconds { (S_BUCKETS_MS, 1000.0) } else { (MS_BUCKETS, 1.0) };
     let mut out = Vec::new();
     for e in f.expected["edges"].as_array().expect("edges") {
         let src = e["source"].as_object().map(|s| (s["namespace"].as_str().unwrap().to_string(), s["workload"].as_str().unwrap().to_string()));
@@ -112,7 +117,7 @@ fn wants(f: &Fixture) -> Vec<Want> {
             if err {
                 w.errors += rate;
             } else if code.starts_with('2') && w.p95_ms.is_none() {
-                w.p95_ms = s["duration_mean"].as_f64().map(|m| quantile_ms(0.95, m));
+                w.p95_ms = s["duration_mean"].as_f64().map(|m| quantile_ms(0.95, m * to_ms, buckets));
             }
         }
         out.push(w);
@@ -397,4 +402,25 @@ fn twenty_concurrent_graph_requests_all_answer_correctly() {
             panic!("{p} answered differently under load; first difference (line, got, sequential): {first:?}");
         }
     }
+}
+
+#[test]
+fn older_seconds_histograms_are_detected_and_give_milliseconds() {
+    let f = fixture(&["--end", "1700000000", "--minutes", "12", "--duration-unit", "s"]);
+    assert_eq!(f.expected["duration_metric"], "istio_request_duration_seconds");
+    let prom = PromServer::start(&f);
+    let dir = plugin_dir(BUNDLED);
+    let cfg = config(&prom, dir.path(), "");
+    let m = Meshlens::start(&cfg, &[], vec![dir]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
+    let s = Setup { m, _prom: prom, f };
+    let v = s.graph("/api/namespaces/graph?namespaces=bookinfo", "");
+    let mut checked = 0;
+    for w in wants(&s.f).iter().filter(|w| w.src.as_ref().is_some_and(|(ns, _)| ns == "bookinfo") && w.p95_ms.is_some()) {
+        let e = edge(&v, &src_id(w), &dst_id(w)).expect("edge");
+        let rt: f64 = e["responseTime"].as_str().expect("responseTime").parse().unwrap();
+        let want = w.p95_ms.unwrap_or_default();
+        assert!((rt - want).abs() <= 1.0, "responseTime {rt} vs {want} ms from the seconds histogram: {e}");
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked}");
 }
