@@ -47,10 +47,11 @@ impl GraphAppender for ServiceEntry {
         let sources: HashSet<&str> = graph.edges.iter().map(|e| e.source.as_str()).collect();
         let terminal: Vec<bool> = graph.nodes.iter().map(|n| !sources.contains(n.id.as_str())).collect();
         for (n, terminal) in graph.nodes.iter_mut().zip(terminal) {
-            if n.node_type == NodeType::Service && terminal {
-                if let Some(loc) = hosts.get(n.service.as_str()) {
-                    n.is_service_entry = loc.as_str().into();
-                }
+            if n.node_type != NodeType::Service || !terminal {
+                continue;
+            }
+            if let Some(loc) = hosts.get(n.service.as_str()) {
+                n.is_service_entry = loc.as_str().into();
             }
         }
         Ok(())

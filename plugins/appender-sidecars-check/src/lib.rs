@@ -9,6 +9,9 @@ use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError, label_value,
 };
 
+/// A workload's version label and whether it has the sidecar.
+type VersionSidecar<'a> = (Option<&'a str>, bool);
+
 /// The `sidecarsCheck` appender.
 pub struct SidecarsCheck;
 
@@ -23,7 +26,7 @@ impl GraphAppender for SidecarsCheck {
         let requested: HashSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
         // Indexed once: graphs of thousands of nodes meet thousands of workloads.
         let mut by_name: HashMap<(&str, &str), bool> = HashMap::new();
-        let mut by_app: HashMap<(&str, &str), Vec<(Option<&str>, bool)>> = HashMap::new();
+        let mut by_app: HashMap<(&str, &str), Vec<VersionSidecar>> = HashMap::new();
         for w in data.cluster.workloads.iter() {
             by_name.insert((w.namespace.as_str(), w.name.as_str()), w.has_sidecar);
             if let Some(app) = label_value(&w.labels, req.app_label.as_str()) {

@@ -82,8 +82,6 @@ pub fn node_key(namespace: &str, workload: &str, app: &str, version: &str, servi
                     Some(key(format!("vapp_{namespace}_{workload}"), NodeType::App, workload, app, &trim(version), ""))
                 } else if versioned && is_ok(version) {
                     Some(key(format!("vapp_{namespace}_{app}_{version}"), NodeType::App, "", app, version, ""))
-                } else if versioned {
-                    Some(key(format!("app_{namespace}_{app}"), NodeType::App, "", app, "", ""))
                 } else {
                     Some(key(format!("app_{namespace}_{app}"), NodeType::App, "", app, "", ""))
                 }
@@ -221,7 +219,7 @@ pub fn hops(l: &[Label], graph_type: GraphType, inject: bool) -> Vec<(NodeKey, N
 /// Whether edges into the mesh namespace are left out: `includeMesh` is false and the mesh
 /// namespace itself was not requested.
 pub fn excludes_mesh(req: &GraphRequest) -> bool {
-    !req.include_mesh && !req.namespaces.iter().any(|n| *n == req.mesh_namespace)
+    !req.include_mesh && !req.namespaces.contains(&req.mesh_namespace)
 }
 
 /// The three request families of a namespace-level query, each counted once (source reports,

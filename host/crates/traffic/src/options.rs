@@ -204,7 +204,7 @@ pub(crate) fn parse_duration(s: &str) -> Option<u64> {
         total += n * factor;
     }
     let secs = total.floor();
-    (secs >= 1.0 && secs < 1e12).then_some(secs as u64)
+    (1.0..1e12).contains(&secs).then_some(secs as u64)
 }
 
 impl GraphOptions {
@@ -348,7 +348,7 @@ impl GraphOptions {
     /// Whether edges into the mesh namespace are filtered out (includeMesh=false and the mesh
     /// namespace itself was not requested).
     pub fn excludes_mesh(&self) -> bool {
-        !self.include_mesh && !self.namespaces.iter().any(|n| *n == self.settings.mesh_namespace)
+        !self.include_mesh && !self.namespaces.contains(&self.settings.mesh_namespace)
     }
 
     /// The request as appenders see it. `duration_metric`/`duration_to_ms` name the
