@@ -224,3 +224,64 @@ fn the_embedded_store_answers_the_generated_rates() {
     let status = b.status().into_result().unwrap();
     assert!(status.url.as_str().ends_with("metrics.om"));
 }
+
+fn embedded_over(args: &[&str]) -> (std::sync::Arc<integration_tests::prometheus::Fixture>, plugin_api::MetricsBackendBox) {
+    let f = fixture(args);
+    let b = configured_backend(
+        "metrics-openmetrics-file",
+        "openmetrics_file",
+        serde_json::json!({ "path": f.openmetrics.to_str().unwrap() }),
+    );
+    (f, b)
+}
+
+#[test]
+fn the_generator_makes_a_counters_only_synthetic_mesh() {
+    let (f, b) = embedded_over(&["--end", "1700000000", "--minutes", "5", "--topology", "synthetic", "--namespaces", "3", "--workloads", "4"]);
+    let mut q = rate_query(1_700_000_000);
+    q.matchers = vec![Matcher::eq("reporter", "source")].into();
+    q.group_by = RSome(vec!["destination_workload_namespace".into()].into());
+    let r = b.query(&q, 10_000).into_result().unwrap();
+    assert_eq!(r.series.len(), 3, "{:?}", r.series);
+    for s in r.series.iter() {
+        let ns = label_value(&s.labels, "destination_workload_namespace").unwrap();
+        let want: f64 = f.expected["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["destination"]["namespace"] == ns)
+            .flat_map(|e| e["series"].as_array().unwrap().iter())
+            .filter(|row| row["reporter"] == "source")
+            .map(|row| row["rate"].as_f64().unwrap())
+            .sum();
+        assert!(want > 0.0);
+        assert!((s.samples[0].v - want).abs() < 1e-9 * want, "{ns}: {} vs {want}", s.samples[0].v);
+    }
+    let mut h = rate_query(1_700_000_000);
+    h.metric = "istio_request_duration_milliseconds".into();
+    h.histogram = HistogramStat::Quantile(0.5);
+    assert!(b.query(&h, 10_000).into_result().unwrap().series.is_empty(), "counters only");
+}
+
+#[test]
+fn the_generator_can_use_the_older_seconds_histogram() {
+    let (f, b) = embedded_over(&["--end", "1700000000", "--minutes", "5", "--duration-unit", "s"]);
+    assert_eq!(f.expected["duration_metric"], "istio_request_duration_seconds");
+    let mut h = rate_query(1_700_000_000);
+    h.metric = "istio_request_duration_seconds".into();
+    h.histogram = HistogramStat::Avg;
+    h.matchers = vec![Matcher::eq("destination_workload", "reviews-v1"), Matcher::eq("reporter", "source")].into();
+    let r = b.query(&h, 10_000).into_result().unwrap();
+    assert_eq!(r.series.len(), 1);
+    // The generator's mean for the row, already in seconds.
+    let want = f.expected["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["destination"]["workload"] == "reviews-v1")
+        .map(|e| e["series"][0]["duration_mean"].as_f64().unwrap())
+        .unwrap();
+    assert!((r.series[0].samples[0].v - want).abs() < 1e-9, "{} vs {want}", r.series[0].samples[0].v);
+    h.metric = "istio_request_duration_milliseconds".into();
+    assert!(b.query(&h, 10_000).into_result().unwrap().series.is_empty());
+}

@@ -215,7 +215,7 @@ fn timeout() -> PluginError {
 }
 
 /// Prometheus's `bucketQuantile`.
-pub fn bucket_quantile(q: f64, buckets: &mut Vec<(f64, f64)>) -> f64 {
+pub fn bucket_quantile(q: f64, buckets: &mut [(f64, f64)]) -> f64 {
     if q.is_nan() {
         return f64::NAN;
     }

@@ -29,6 +29,9 @@ impl SeriesData {
     }
 }
 
+/// A series' identity while loading: metric name and sorted labels.
+type SeriesKey = (u32, Box<[(u32, u32)]>);
+
 /// All series of one file.
 #[derive(Default)]
 pub struct Store {
@@ -38,7 +41,7 @@ pub struct Store {
     pub series: Vec<SeriesData>,
     by_name: HashMap<u32, Vec<u32>>,
     /// Only used while loading: finds a series by its full label set.
-    lookup: HashMap<(u32, Box<[(u32, u32)]>), u32>,
+    lookup: HashMap<SeriesKey, u32>,
     /// Samples dropped because they were not after the series' previous sample.
     pub dropped_out_of_order: u64,
 }
