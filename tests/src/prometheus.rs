@@ -103,11 +103,13 @@ fn build_fixture(args: &[&str]) -> Fixture {
     args.hash(&mut hasher);
     script_text.hash(&mut hasher);
     let now_based = !args.windows(2).any(|w| w[0] == "--end" && w[1] != "now");
-    if now_based {
-        std::process::id().hash(&mut hasher);
-    }
     let root = profile_dir().parent().map(Path::to_path_buf).unwrap_or_else(profile_dir).join("tmp").join("meshlens-prom-fixtures");
-    let dir = root.join(format!("{:016x}", hasher.finish()));
+    let dir = if now_based {
+        remove_dead_now_fixtures(&root);
+        root.join(format!("now-{}-{:016x}", std::process::id(), hasher.finish()))
+    } else {
+        root.join(format!("{:016x}", hasher.finish()))
+    };
     let done = dir.join("done");
     if !done.is_file() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -118,6 +120,19 @@ fn build_fixture(args: &[&str]) -> Fixture {
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("expected.json")).expect("read expected JSON")).expect("expected JSON");
     Fixture { openmetrics: dir.join("metrics.om"), blocks: dir.join("blocks"), expected }
+}
+
+/// Data that ends "now" is only good for the process that made it: remove the folders of
+/// processes that are gone (statics are never dropped, so nobody else cleans them).
+fn remove_dead_now_fixtures(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(pid) = name.strip_prefix("now-").and_then(|r| r.split('-').next()) else { continue };
+        if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn generate(script: &Path, dir: &Path, args: &[&str]) {
