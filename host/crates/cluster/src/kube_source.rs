@@ -95,6 +95,11 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
             let list = match client.list_api_group_resources(&gv).await {
                 Ok(l) => l,
                 Err(kube::Error::Api(s)) if s.code == 404 => continue,
+                // Not allowed to see that group: as good as absent, and not worth blocking the sync.
+                Err(kube::Error::Api(s)) if s.code == 403 => {
+                    tracing::warn!("no access to {gv}: {} objects are treated as absent", kind.kind());
+                    continue;
+                }
                 Err(e) => return Err(e),
             };
             if let Some(r) = list.resources.iter().find(|r| r.name == kind.plural()) {
