@@ -87,10 +87,10 @@ pub async fn template_catalog(state: &Arc<AppState>, cluster: &Arc<ClusterState>
 /// Checks that the namespace and the app exist: both are 400s for the dashboards.
 fn check_app(cluster: &ClusterState, ns: &str, app: &str) -> Result<(), ApiError> {
     if cluster.namespace(ns).is_none() {
-        return Err(ApiError::bad_request(format!("namespace `{ns}` does not exist or is not visible")));
+        return Err(ApiError::bad_request("namespace does not exist or is not visible"));
     }
     if !cluster.apps(ns).iter().any(|a| a.name == app) {
-        return Err(ApiError::bad_request(format!("app `{app}` does not exist in namespace `{ns}`")));
+        return Err(ApiError::bad_request("app does not exist in the namespace"));
     }
     Ok(())
 }
@@ -105,7 +105,7 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
         let mesh_ns = cluster.settings().mesh_namespace.clone();
         let template = catalog.resolve(name, ns, &mesh_ns).ok_or_else(|| {
             ApiError::bad_request(format!(
-                "dashboard template `{name}` does not exist; known templates: {}",
+                "dashboard template does not exist; known templates: {}",
                 catalog.names(ns, &mesh_ns).join(", ")
             ))
         })?;

@@ -121,7 +121,7 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     })?;
     for ns in &opts.namespaces {
         if cluster.namespace(ns).is_none() {
-            return Err(ApiError::bad_request(format!("Namespace [{ns}] does not exist or is not accessible")));
+            return Err(ApiError::bad_request("a requested namespace does not exist or is not accessible"));
         }
     }
 

@@ -268,7 +268,7 @@ pub fn parse_objects(objects: Option<&str>) -> Result<Vec<MeshKind>, ClusterErro
         .map(|n| {
             MeshKind::from_plural(n).filter(|k| CONFIG_LIST_KINDS.contains(k)).ok_or_else(|| {
                 let known: Vec<&str> = CONFIG_LIST_KINDS.iter().map(|k| k.plural()).collect();
-                ClusterError::InvalidInput(format!("unknown object type {n:?}; known types: {}", known.join(", ")))
+                ClusterError::InvalidInput(format!("unknown object type in objects; known types: {}", known.join(", ")))
             })
         })
         .collect()
@@ -285,7 +285,7 @@ impl ClusterState {
     fn require_ns(&self, ns: &str) -> Result<(), ClusterError> {
         match self.namespace(ns) {
             Some(_) => Ok(()),
-            None => Err(ClusterError::NotFound(format!("namespace {ns} not found"))),
+            None => Err(ClusterError::NotFound("namespace not found".into())),
         }
     }
 
@@ -308,7 +308,7 @@ impl ClusterState {
         let a = apps
             .iter()
             .find(|a| a.name == app)
-            .ok_or_else(|| ClusterError::NotFound(format!("app {app} not found in namespace {ns}")))?;
+            .ok_or_else(|| ClusterError::NotFound("app not found in the namespace".into()))?;
         Ok(AppDetails {
             name: a.name.clone(),
             namespace: NamespaceRef { name: ns.to_string() },
@@ -349,7 +349,7 @@ impl ClusterState {
         self.require_ns(ns)?;
         let w: &Workload = self
             .workload(ns, name)
-            .ok_or_else(|| ClusterError::NotFound(format!("workload {name} not found in namespace {ns}")))?;
+            .ok_or_else(|| ClusterError::NotFound("workload not found in the namespace".into()))?;
         Ok(WorkloadDetails {
             name: w.name.clone(),
             kind: w.kind.as_str().to_string(),

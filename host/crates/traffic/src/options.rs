@@ -17,8 +17,9 @@ impl OptionsError {
     fn new(param: &str, message: String) -> Self {
         OptionsError { param: param.to_string(), message }
     }
-    fn invalid(param: &str, value: &str, allowed: &str) -> Self {
-        Self::new(param, format!("Invalid {param} [{value}]: allowed values are {allowed}"))
+    // The message never repeats the value sent: errors must not reflect request text.
+    fn invalid(param: &str, _value: &str, allowed: &str) -> Self {
+        Self::new(param, format!("Invalid {param}: allowed values are {allowed}"))
     }
 }
 
@@ -252,10 +253,10 @@ impl GraphOptions {
             Some("versionedApp") => GraphType::VersionedApp,
             Some("service") if !app_route => GraphType::Service,
             Some("workload") if !app_route => GraphType::Workload,
-            Some(v) if app_route && matches!(v, "service" | "workload") => {
+            Some("service" | "workload") if app_route => {
                 return Err(OptionsError::new(
                     "graphType",
-                    format!("Invalid graphType [{v}]. This node detail graph supports only graphType app or versionedApp."),
+                    "Invalid graphType. This node detail graph supports only graphType app or versionedApp.".to_string(),
                 ));
             }
             Some(v) => {
@@ -281,13 +282,13 @@ impl GraphOptions {
         let duration_secs = match query("duration") {
             None => 600,
             Some(v) => parse_duration(&v).ok_or_else(|| {
-                OptionsError::new("duration", format!("Invalid duration [{v}]: expected a duration such as 600s, 10m or 1h"))
+                OptionsError::new("duration", "Invalid duration: expected a duration such as 600s, 10m or 1h".to_string())
             })?,
         };
         let query_time = match query("queryTime") {
             None => now,
             Some(v) => v.trim().parse::<i64>().ok().filter(|t| *t > 0).ok_or_else(|| {
-                OptionsError::new("queryTime", format!("Invalid queryTime [{v}]: expected Unix time in seconds"))
+                OptionsError::new("queryTime", "Invalid queryTime: expected Unix time in seconds".to_string())
             })?,
         };
         let appenders = match query("appenders") {
@@ -300,7 +301,7 @@ impl GraphOptions {
                         known.sort();
                         return Err(OptionsError::new(
                             "appenders",
-                            format!("Invalid appender [{name}] in appenders: allowed values are {}", known.join(", ")),
+                            format!("Invalid appender in appenders: allowed values are {}", known.join(", ")),
                         ));
                     }
                     if !list.iter().any(|n| n == name) {
@@ -315,7 +316,7 @@ impl GraphOptions {
             Some(v) => v.trim().parse::<f64>().ok().filter(|q| *q > 0.0 && *q < 1.0).ok_or_else(|| {
                 OptionsError::new(
                     "responseTimeQuantile",
-                    format!("Invalid responseTimeQuantile [{v}]: expected a number between 0 and 1 (exclusive)"),
+                    "Invalid responseTimeQuantile: expected a number between 0 and 1 (exclusive)".to_string(),
                 )
             })?,
         };
