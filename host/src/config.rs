@@ -344,7 +344,14 @@ fn figment_message(e: figment::Error) -> String {
             let key = err.path.join(".");
             let mut msg = err.kind.to_string();
             if let figment::error::Kind::UnknownField(field, _) = &err.kind {
-                let full = if key.is_empty() { field.clone() } else { format!("{key}.{field}") };
+                // figment's path sometimes ends with the field already.
+                let full = if key.is_empty() {
+                    field.clone()
+                } else if err.path.last() == Some(field) {
+                    key.clone()
+                } else {
+                    format!("{key}.{field}")
+                };
                 msg = format!("unknown key `{full}`");
                 return msg;
             }
@@ -382,7 +389,7 @@ mod tests {
     #[test]
     fn unknown_keys_and_bad_values_name_the_key() {
         let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nprot = 1").unwrap_err().to_string();
-        assert!(err.contains("server.prot"), "{err}");
+        assert!(err.contains("`server.prot`"), "{err}");
         let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nrequest_timeout = \"soon\"").unwrap_err().to_string();
         assert!(err.contains("server.request_timeout"), "{err}");
         let err = from_toml("[auth]\nstrategy = \"anonymous\"\nsigning_key = \"short\"").unwrap_err().to_string();

@@ -14,6 +14,9 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
         .address
         .parse()
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "server.address is not an IP address"))?;
+    // Handlers go in before the port opens: a signal that arrives before warp first polls
+    // the shutdown future must still shut down gracefully, not kill the process.
+    let shutdown = shutdown_signal()?;
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, state.config.server.port)).await?;
     let addr = listener.local_addr()?;
     let router = Arc::new(Router::new(api::all_routes(), &state.config.server.web_root));
@@ -30,29 +33,29 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
             let state = state.clone();
             async move { router.handle(state, method, path.as_str(), query, headers).await }
         });
-    warp::serve(filter).incoming(listener).graceful(shutdown_signal()).run().await;
+    warp::serve(filter).incoming(listener).graceful(shutdown).run().await;
     tracing::info!("meshlens stopped");
     Ok(())
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+#[cfg(unix)]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {},
+            _ = terminate.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
-    tracing::info!("shutting down");
+        tracing::info!("shutting down");
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    })
 }

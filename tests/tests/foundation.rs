@@ -75,14 +75,14 @@ fn start_err(config: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
 #[test]
 fn config_errors_stop_start_up_naming_the_key() {
     let cases = [
-        (format!("{ANON}bogus_key = 1\n"), "auth.bogus_key"),
+        ("[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\nbogus_key = 1\n".to_string(), "auth.bogus_key"),
         ("[server]\nport = \"eighty\"\n[auth]\nstrategy = \"anonymous\"\n".to_string(), "server.port"),
         ("[server]\nport = 0\nrequest_timeout = \"soon\"\n[auth]\nstrategy = \"anonymous\"\n".to_string(), "server.request_timeout"),
         ("[server]\nport = 0\n[auth]\nstrategy = \"login\"\n".to_string(), "auth.password"),
         (login("signing_key = \"too-short\"\n"), "auth.signing_key"),
         (format!("{ANON}[unknown_section]\nx = 1\n"), "unknown_section"),
         (format!("{ANON}[metrics]\nbackend = \"prometheus\"\nbogus = 2\n"), "metrics.bogus"),
-        (format!("{ANON}[cluster]\nexclude_namespaces = [\"(\"]\n"), "cluster.exclude_namespaces"),
+        (ANON.replace("[cluster]\n", "[cluster]\nexclude_namespaces = [\"(\"]\n"), "cluster.exclude_namespaces"),
     ];
     for (config, key) in cases {
         let (code, stderr) = start_err(&config, &[]);
@@ -98,7 +98,7 @@ fn config_errors_stop_start_up_naming_the_key() {
 fn environment_overrides_the_file() {
     // The file asks for login without a password (an error) and a privileged port;
     // the environment fixes both.
-    let file = "[server]\nport = 1\n[auth]\nstrategy = \"login\"\n";
+    let file = "[server]\nport = 1\n[auth]\nstrategy = \"login\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n";
     let m = Meshlens::start(file, &[("MESHLENS_SERVER__PORT", "0"), ("MESHLENS_AUTH__STRATEGY", "anonymous")], vec![])
         .expect("env overrides apply");
     assert!(!m.addr.ends_with(":1"));
