@@ -9,4 +9,4 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus
 fi
 cargo build --workspace
-cargo test --workspace "$@"
+cargo test --workspace --no-fail-fast "$@"
