@@ -11,7 +11,7 @@ use std::{
 use meshlens_cluster::ClusterState;
 use meshlens_dashboards::{
     AppParams, CustomParams, DashboardError, ProviderTemplates, RUNTIMES_ANNOTATION, Runtime, RuntimeCache,
-    TemplateCatalog, app_dashboard_plan, custom_dashboard_plan, duration_probe_query, pick_duration_metric,
+    TemplateCatalog, app_dashboard_plan, custom_dashboard_plan, DurationMetric,
     resolve_runtimes,
 };
 use plugin_api::{MetricQuery, PluginError, QueryResult};
@@ -124,12 +124,15 @@ fn app_dashboard(ctx: Ctx) -> HandlerFuture {
         check_app(&cluster, ns, app)?;
         let now = unix_now();
         let engine = ctx.state.metrics.clone();
-        // Which request-duration histogram the store has: one instant query at the range's end.
-        let probe_time = params.base.query_time.unwrap_or(now);
-        let probe = run_query(engine.clone(), duration_probe_query(probe_time))
-            .await
-            .map_err(|e| ApiError::from(DashboardError::from_query(&e)))?;
-        let plan = app_dashboard_plan(ns, app, &params, pick_duration_metric(&probe), now);
+        // Which request-duration histogram to chart: configured, or detected by the engine.
+        let unit = engine
+            .duration_unit(ctx.state.config.metrics.duration_histogram, params.base.query_time.unwrap_or(now))
+            .await?;
+        let duration = match unit {
+            crate::metrics_engine::DurationUnit::Milliseconds => DurationMetric::Milliseconds,
+            crate::metrics_engine::DurationUnit::Seconds => DurationMetric::Seconds,
+        };
+        let plan = app_dashboard_plan(ns, app, &params, duration, now);
         let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
         Ok(Reply::json(&body))
     })

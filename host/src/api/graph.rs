@@ -5,12 +5,12 @@
 //! once through the metrics engine → build the graph → appenders in order → markers → JSON
 //! or DOT. Appenders never do I/O; the CPU part runs on the blocking pool.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use abi_stable::std_types::RResult;
 use meshlens_traffic::{
-    DurationHistogram, GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order,
-    build_graph, finish, histogram_probe_queries, pick_histogram, round_results, traffic_plan,
+    GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order, build_graph, finish,
+    round_results, traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, AppenderInputs, MetricQuery, QueryResult};
 
@@ -84,29 +84,10 @@ fn now() -> i64 {
         .unwrap_or_default()
 }
 
-/// The request-duration histogram: configured, or detected once from the store.
+/// The request-duration histogram: configured, or detected once by the metrics engine.
 async fn duration_histogram(st: &Arc<AppState>, time: i64) -> Result<(&'static str, f64), ApiError> {
-    static DETECTED: OnceLock<(&'static str, f64)> = OnceLock::new();
-    let configured = match st.config.metrics.duration_histogram {
-        crate::config::DurationHistogram::Auto => DurationHistogram::Auto,
-        crate::config::DurationHistogram::Milliseconds => DurationHistogram::Milliseconds,
-        crate::config::DurationHistogram::Seconds => DurationHistogram::Seconds,
-    };
-    if let Some(m) = configured.metric() {
-        return Ok(m);
-    }
-    if let Some(m) = DETECTED.get() {
-        return Ok(*m);
-    }
-    let [ms, s] = histogram_probe_queries(time);
-    let r = st.metrics.query_all(vec![ms, s]).await?;
-    let found = |q: &QueryResult| !q.series.is_empty();
-    let picked = pick_histogram(&r[0], &r[1]);
-    // Only remember an answer the store actually gave.
-    if found(&r[0]) || found(&r[1]) {
-        let _ = DETECTED.set(picked);
-    }
-    Ok(picked)
+    let unit = st.metrics.duration_unit(st.config.metrics.duration_histogram, time).await?;
+    Ok((unit.metric(), unit.to_ms()))
 }
 
 async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {

@@ -1,9 +1,6 @@
 //! One module per API; each lists its operations in `routes()`.
 
-use crate::{
-    error::ApiError,
-    router::{Ctx, HandlerFuture, Route},
-};
+use crate::router::Route;
 
 pub mod apps;
 pub mod dashboards;
@@ -39,9 +36,4 @@ pub fn all_routes() -> Vec<Route> {
     .into_iter()
     .flatten()
     .collect()
-}
-
-/// The answer of an operation whose issue has not landed yet.
-pub fn not_implemented(ctx: Ctx) -> HandlerFuture {
-    Box::pin(async move { Err(ApiError::NotImplemented(format!("operation {} is not implemented yet", ctx.op))) })
 }

@@ -212,33 +212,6 @@ impl DurationMetric {
     }
 }
 
-/// One instant query telling which duration histogram exists (`count by (__name__)` style).
-pub fn duration_probe_query(time: i64) -> MetricQuery {
-    let names = [DurationMetric::Milliseconds, DurationMetric::Seconds].map(|d| format!("{}_count", d.metric())).join("|");
-    MetricQuery {
-        metric: "".into(),
-        matchers: vec![Matcher::re("__name__", &names)].into(),
-        func: RangeFunc::None,
-        window_secs: 0,
-        group_by: Some(vec!["__name__".into()].into()).into(),
-        histogram: HistogramStat::None,
-        time: QueryTime::Instant(time),
-    }
-}
-
-/// Reads the probe's answer: milliseconds when present (or when neither is), else seconds.
-pub fn pick_duration_metric(result: &QueryResult) -> DurationMetric {
-    let has = |d: DurationMetric| {
-        let name = format!("{}_count", d.metric());
-        result.series.iter().any(|s| plugin_api::label_value(&s.labels, "__name__") == Some(name.as_str()))
-    };
-    if !has(DurationMetric::Milliseconds) && has(DurationMetric::Seconds) {
-        DurationMetric::Seconds
-    } else {
-        DurationMetric::Milliseconds
-    }
-}
-
 /// The plan of appDashboard: Kiali's fixed Inbound/Outbound Metrics dashboard over Istio's
 /// metrics, selected by reporter, the app's side (`source_*` outbound, `destination_*`
 /// inbound) and optionally the request protocol.

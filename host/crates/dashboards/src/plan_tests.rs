@@ -177,17 +177,3 @@ fn the_app_dashboard_is_kialis_fixed_one() {
     assert_eq!(out.queries[0].matchers[1], Matcher::eq("source_workload_namespace", "bookinfo"));
 }
 
-#[test]
-fn the_probe_picks_the_duration_histogram_the_store_has() {
-    let q = duration_probe_query(1000);
-    assert_eq!(q.metric.as_str(), "");
-    assert_eq!(q.group_by, Some(vec!["__name__".into()].into()).into());
-    let with = |names: &[&str]| QueryResult { series: names.iter().map(|n| series(&[("__name__", n)], &[(1000.0, 1.0)])).collect() };
-    assert_eq!(pick_duration_metric(&with(&["istio_request_duration_seconds_count"])), DurationMetric::Seconds);
-    assert_eq!(pick_duration_metric(&with(&["istio_request_duration_milliseconds_count"])), DurationMetric::Milliseconds);
-    assert_eq!(
-        pick_duration_metric(&with(&["istio_request_duration_seconds_count", "istio_request_duration_milliseconds_count"])),
-        DurationMetric::Milliseconds
-    );
-    assert_eq!(pick_duration_metric(&with(&[])), DurationMetric::Milliseconds);
-}

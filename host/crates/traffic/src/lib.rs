@@ -21,7 +21,7 @@ pub use build::build_graph;
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish};
 pub use options::{DurationHistogram, GraphFormat, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError};
 pub use output::{GraphOutput, md5_hex};
-pub use plan::{PlannedQuery, TrafficKind, histogram_probe_queries, pick_histogram, round_results, round_value, traffic_plan, traffic_queries};
+pub use plan::{PlannedQuery, TrafficKind, round_results, round_value, traffic_plan, traffic_queries};
 
 #[cfg(test)]
 mod tests;

@@ -163,32 +163,6 @@ pub fn round_results(results: &mut [QueryResult]) {
     }
 }
 
-/// Two probes that tell which request-duration histogram the store has: the first for
-/// `istio_request_duration_milliseconds`, the second for `istio_request_duration_seconds`.
-pub fn histogram_probe_queries(time: i64) -> [MetricQuery; 2] {
-    let probe = |name: &str| MetricQuery {
-        metric: name.into(),
-        matchers: vec![Matcher::eq("le", "+Inf")].into_iter().collect(),
-        func: RangeFunc::None,
-        window_secs: 0,
-        group_by: ROption::RSome(RVec::new()),
-        histogram: HistogramStat::None,
-        time: QueryTime::Instant(time),
-    };
-    [probe("istio_request_duration_milliseconds_bucket"), probe("istio_request_duration_seconds_bucket")]
-}
-
-/// Picks the histogram from the probes' results: milliseconds when it has data (or when
-/// neither has), else seconds. Returns the base metric name and the factor to milliseconds.
-pub fn pick_histogram(millis: &QueryResult, seconds: &QueryResult) -> (&'static str, f64) {
-    let has = |r: &QueryResult| r.series.iter().any(|s| s.samples.iter().any(|p| p.v.is_finite()));
-    if !has(millis) && has(seconds) {
-        ("istio_request_duration_seconds", 1000.0)
-    } else {
-        ("istio_request_duration_milliseconds", 1.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
