@@ -23,6 +23,9 @@ fn app_details(ctx: Ctx) -> HandlerFuture {
         let ns = ctx.path("namespace")?;
         let app = ctx.path("app")?;
         let state = ctx.state.cluster.state().await?;
-        Ok(Reply::json(&state.app_details(ns, app)?))
+        let mut details = state.app_details(ns, app)?;
+        // Runtimes come from the dashboards part (annotations, else one cached discovery query).
+        crate::api::dashboards::fill_runtimes(&ctx.state, &state, ns, app, &mut details).await;
+        Ok(Reply::json(&details))
     })
 }
