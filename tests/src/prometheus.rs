@@ -112,10 +112,19 @@ fn build_fixture(args: &[&str]) -> Fixture {
     };
     let done = dir.join("done");
     if !done.is_file() {
+        // Built in a private staging folder and renamed into place, so a concurrent run
+        // (or a cleanup) never sees, or removes, a half-built fixture.
+        std::fs::create_dir_all(&root).expect("create fixture root");
+        let staging = tempfile::Builder::new().prefix(".staging-").tempdir_in(&root).expect("staging folder");
+        generate(&script, staging.path(), args);
+        std::fs::write(staging.path().join("done"), args.join(" ")).expect("mark fixture done");
+        let staged = staging.keep();
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create fixture folder");
-        generate(&script, &dir, args);
-        std::fs::write(&done, args.join(" ")).expect("mark fixture done");
+        if std::fs::rename(&staged, &dir).is_err() {
+            // Another process put an identical fixture in place first.
+            let _ = std::fs::remove_dir_all(&staged);
+            assert!(done.is_file(), "fixture {} could not be put in place", dir.display());
+        }
     }
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("expected.json")).expect("read expected JSON")).expect("expected JSON");

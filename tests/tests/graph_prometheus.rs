@@ -350,7 +350,7 @@ fn every_bad_parameter_is_a_400_naming_it() {
     let g = "/api/namespaces/graph?namespaces=bookinfo";
     assert_400(&s, "/api/namespaces/graph", &["namespaces"]);
     assert_400(&s, "/api/namespaces/graph?namespaces=", &["namespaces"]);
-    assert_400(&s, "/api/namespaces/graph?namespaces=bookinfo,nope", &["nope"]);
+    assert_400(&s, "/api/namespaces/graph?namespaces=bookinfo,nope", &["namespace"]);
     assert_400(&s, &format!("{g}&graphType=x"), &["graphType", "versionedApp"]);
     assert_400(&s, &format!("{g}&groupBy=x"), &["groupBy", "version"]);
     assert_400(&s, &format!("{g}&includeMesh=maybe"), &["includeMesh"]);
@@ -362,8 +362,8 @@ fn every_bad_parameter_is_a_400_naming_it() {
     assert_400(&s, &format!("{g}&format=svg"), &["format", "dot"]);
     assert_400(&s, "/api/namespaces/bookinfo/applications/reviews/graph?graphType=workload", &["graphType", "versionedApp"]);
     assert_400(&s, "/api/namespaces/bookinfo/applications/reviews/versions/v1/graph?graphType=service", &["graphType"]);
-    assert_400(&s, "/api/namespaces/nope/workloads/w/graph", &["nope"]);
-    assert_400(&s, "/namespaces/nope/services/s/graph", &["nope"]);
+    assert_400(&s, "/api/namespaces/nope/workloads/w/graph", &["namespace"]);
+    assert_400(&s, "/namespaces/nope/services/s/graph", &["namespace"]);
 }
 
 #[test]
