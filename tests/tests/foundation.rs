@@ -281,3 +281,34 @@ fn swagger_document_is_served_and_every_documented_path_is_routed() {
         }
     }
 }
+
+fn mesh_with_pilot(image: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let y = format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: istio-system\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: istio-pilot\n  namespace: istio-system\n\
+         spec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: pilot}}\n  template:\n    metadata:\n      labels: {{app: pilot}}\n\
+         ---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: istio-pilot-6d4b9c00-abcde\n  namespace: istio-system\n  labels: {{app: pilot}}\n  \
+         ownerReferences:\n  - {{apiVersion: apps/v1, kind: ReplicaSet, name: istio-pilot-6d4b9c00, uid: u1, controller: true}}\n\
+         spec:\n  containers:\n  - {{name: discovery, image: \"docker.io/istio/pilot:{image}\"}}\n"
+    );
+    std::fs::write(dir.path().join("mesh.yaml"), y).expect("write manifests");
+    dir
+}
+
+#[test]
+fn an_unsupported_mesh_version_is_a_status_warning() {
+    for (tag, warned) in [("0.8.0", true), ("1.20.0", false)] {
+        let dir = mesh_with_pilot(tag);
+        let cfg = format!(
+            "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"{}\"]\n",
+            dir.path().display()
+        );
+        let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
+        let v = m.get("/api/status").json();
+        let istio = v["externalServices"].as_array().unwrap().iter().find(|s| s["name"] == "Istio").cloned();
+        assert_eq!(istio.map(|s| s["version"].clone()), Some(serde_json::json!(tag)), "{v}");
+        let warning = v["warningMessages"].as_array().unwrap().iter().any(|w| w.as_str().is_some_and(|w| w.contains("not supported") && w.contains(tag)));
+        assert_eq!(warning, warned, "{tag}: {v}");
+    }
+}

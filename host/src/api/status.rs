@@ -48,6 +48,13 @@ fn status(ctx: Ctx) -> HandlerFuture {
             None => ExternalService { name: state.metrics.backend_name().to_string(), version: "unknown".into(), url: None },
         });
         services.push(ExternalService { name: "Kubernetes".into(), version: state.cluster.version(), url: None });
+        let mut warnings = state.warnings.clone();
+        if let Some(version) = mesh_version(state).await {
+            if major_below_one(&version) {
+                warnings.push(format!("Istio version {version} is not supported, the version should be >= 1.0"));
+            }
+            services.push(ExternalService { name: "Istio".into(), version, url: None });
+        }
         let ext = &state.config.external_services;
         if let Some(url) = &ext.grafana.url {
             services.push(ExternalService { name: "Grafana".into(), version: "unknown".into(), url: Some(url.clone()) });
@@ -55,6 +62,35 @@ fn status(ctx: Ctx) -> HandlerFuture {
         if let Some(url) = &ext.tracing.url {
             services.push(ExternalService { name: "Tracing".into(), version: "unknown".into(), url: Some(url.clone()) });
         }
-        Ok(Reply::json(&StatusInfo { status, external_services: services, warning_messages: state.warnings.clone() }))
+        Ok(Reply::json(&StatusInfo { status, external_services: services, warning_messages: warnings }))
     })
+}
+
+/// The mesh's version, when the cluster shows it: the image tag of the control plane
+/// (`istiod`, or `istio-pilot` before 1.5) in the mesh namespace, e.g. `pilot:1.20.0` → `1.20.0`.
+async fn mesh_version(state: &crate::state::AppState) -> Option<String> {
+    let cluster = state.cluster.state().await.ok()?;
+    let mesh_ns = &state.config.cluster.mesh_namespace;
+    let w = ["istiod", "istio-pilot"].iter().find_map(|n| cluster.workload(mesh_ns, n))?;
+    let image = w.pods.iter().find_map(|p| {
+        p.spec.as_ref()?.containers.iter().find_map(|c| c.image.clone())
+    })?;
+    let tag = image.rsplit_once(':').map(|(_, t)| t)?;
+    let version = tag.trim_start_matches('v');
+    version.split('.').next()?.parse::<u64>().ok()?;
+    Some(version.to_string())
+}
+
+fn major_below_one(version: &str) -> bool {
+    version.split('.').next().and_then(|m| m.parse::<u64>().ok()).is_some_and(|m| m < 1)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn versions_below_one_are_unsupported() {
+        assert!(super::major_below_one("0.8.0"));
+        assert!(!super::major_below_one("1.0.0"));
+        assert!(!super::major_below_one("1.20.3"));
+    }
 }
