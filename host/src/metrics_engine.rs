@@ -206,3 +206,71 @@ impl MetricsEngine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use plugin_api::{MetricsAdapter, MetricsStore, PluginError};
+
+    use super::*;
+
+    /// Counts calls and answers slowly, so concurrent callers overlap.
+    struct Slow(Arc<AtomicUsize>);
+
+    impl MetricsStore for Slow {
+        fn name(&self) -> &str {
+            "slow"
+        }
+        fn configure(&mut self, _: &serde_json::Value) -> Result<(), PluginError> {
+            Ok(())
+        }
+        fn query(&self, q: &MetricQuery, _: Duration) -> Result<QueryResult, PluginError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(200));
+            let v = if q.metric.as_str() == "a" { 1.0 } else { 2.0 };
+            Ok(QueryResult {
+                series: vec![plugin_api::Series { labels: Default::default(), samples: vec![plugin_api::Sample { t: 0.0, v }].into() }]
+                    .into(),
+            })
+        }
+        fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
+            Err(PluginError::unavailable("down"))
+        }
+    }
+
+    fn query(metric: &str) -> MetricQuery {
+        MetricQuery {
+            metric: metric.into(),
+            matchers: Vec::new().into(),
+            func: RangeFunc::Rate,
+            window_secs: 60,
+            group_by: Some(Vec::new().into()).into(),
+            histogram: HistogramStat::None,
+            time: QueryTime::Instant(100),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn identical_queries_in_flight_together_are_sent_once() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let backend = Arc::new(MetricsAdapter::boxed(Slow(calls.clone())));
+        let engine = Arc::new(MetricsEngine::new(Some(backend), "slow", String::new(), Duration::from_secs(5)));
+        let results = engine.query_all(vec![query("a"), query("a"), query("b"), query("a"), query("b")]).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "two distinct queries, each sent once");
+        let values: Vec<f64> = results.iter().map(|r| r.series[0].samples[0].v).collect();
+        assert_eq!(values, [1.0, 1.0, 2.0, 1.0, 2.0]);
+        // Once answered, the same query is sent again (no stale caching).
+        engine.query(query("a")).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert_eq!(engine.queries_sent(), 3);
+    }
+
+    #[tokio::test]
+    async fn without_a_backend_queries_are_unavailable() {
+        let engine = Arc::new(MetricsEngine::new(None, "prometheus", "not loaded".into(), Duration::from_secs(1)));
+        let err = engine.query(query("a")).await.unwrap_err();
+        assert!(matches!(err, MetricsError::NoBackend(_)));
+        assert_eq!(ApiError::from(err).status().as_u16(), 503);
+    }
+}
