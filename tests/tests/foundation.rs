@@ -251,8 +251,31 @@ fn a_panicking_plugin_does_not_take_the_host_down() {
         assert_eq!(store["name"], "panicking");
         assert_eq!(store["version"], "unknown");
     }
+    // A request that reaches the panicking query, or an appender that panics, is a 500;
+    // the next request is served.
+    let r = m.get("/api/namespaces/bookinfo/health");
+    assert_error(&r, 500);
+    assert!(r.json()["message"].as_str().unwrap_or_default().contains("panicked"), "{}", r.text());
+    assert_error(&m.get("/api/namespaces/graph?namespaces=bookinfo&appenders=panicInputs"), 500);
+    assert_eq!(m.get("/status").status, 200);
     assert!(m.alive());
     assert!(plugin_library("panicking").exists());
+
+    // With a working store, an appender that panics in apply fails only its request.
+    let f = integration_tests::prometheus::fixture(&["--topology", "demo", "--minutes", "20"]);
+    let dir = plugin_dir(&["panicking", "metrics-openmetrics-file"]);
+    let cfg = format!(
+        "{}[metrics]\nbackend = \"openmetrics_file\"\n[metrics.openmetrics_file]\npath = \"{}\"\n",
+        plugins_config(dir.path()),
+        f.openmetrics.display()
+    );
+    let mut m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
+    let r = m.get("/api/namespaces/graph?namespaces=bookinfo&appenders=panicApply");
+    assert_error(&r, 500);
+    let ok = m.get("/api/namespaces/graph?namespaces=bookinfo&appenders=");
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    assert!(ok.json()["elements"]["nodes"].as_array().is_some_and(|n| !n.is_empty()));
+    assert!(m.alive());
 }
 
 #[test]
