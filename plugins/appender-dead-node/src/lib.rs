@@ -2,12 +2,9 @@
 //! pods (`isDead`), reference §3.2.
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
-
 use appender_support::is_ok;
-use plugin_api::{
-    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, Node, NodeType, PluginError,
-};
+use appender_support::{FastMap, HashMapExt};
+use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, Node, NodeType, PluginError};
 
 /// The `deadNode` appender.
 pub struct DeadNode;
@@ -18,7 +15,7 @@ enum Verdict {
     Remove,
 }
 
-fn verdict(n: &Node, has_out: bool, pods: &HashMap<(&str, &str), u32>) -> Verdict {
+fn verdict(n: &Node, has_out: bool, pods: &FastMap<(&str, &str), u32>) -> Verdict {
     if n.node_type == NodeType::Service {
         // Incoming traffic without errors does not save a terminal service node.
         return if has_out || !n.is_service_entry.is_empty() || n.rates.has_errors_in() { Verdict::Keep } else { Verdict::Remove };
@@ -47,9 +44,12 @@ impl GraphAppender for DeadNode {
         if graph.nodes.is_empty() {
             return Ok(());
         }
-        let pods: HashMap<(&str, &str), u32> =
+        let pods: FastMap<(&str, &str), u32> =
             data.cluster.workloads.iter().map(|w| ((w.namespace.as_str(), w.name.as_str()), w.pod_count)).collect();
-        let out = graph.out_degree();
+        let mut out: FastMap<&str, usize> = FastMap::new();
+        for e in graph.edges.iter() {
+            *out.entry(e.source.as_str()).or_insert(0) += 1;
+        }
         let verdicts: Vec<Verdict> =
             graph.nodes.iter().map(|n| verdict(n, out.get(n.id.as_str()).is_some_and(|c| *c > 0), &pods)).collect();
         let mut it = verdicts.into_iter();

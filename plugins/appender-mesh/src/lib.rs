@@ -2,13 +2,12 @@
 //! the mesh config, and the app label of service nodes from their Service, reference §3.6.
 #![forbid(unsafe_code)]
 
-use std::collections::{HashMap, HashSet};
-
 use appender_support::is_ok;
+use appender_support::{FastMap, FastSet};
 use plugin_api::mesh::parse_host;
 use plugin_api::{
-    AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest, NodeType, PluginError,
-    ServiceInfo, label_value,
+    AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest, NodeType, PluginError, ServiceInfo,
+    label_value,
 };
 use serde_json::Value as Json;
 
@@ -56,9 +55,12 @@ impl Rules<'_> {
     }
     fn vs(&self, service: &str, ns: &str) -> bool {
         self.vss.iter().any(|(o, spec)| {
-            spec.get("hosts").and_then(Json::as_array).into_iter().flatten().filter_map(Json::as_str).any(|h| {
-                host_matches_service(h, o.namespace.as_str(), service, ns, self.domain)
-            })
+            spec.get("hosts")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_str)
+                .any(|h| host_matches_service(h, o.namespace.as_str(), service, ns, self.domain))
         })
     }
 }
@@ -84,8 +86,8 @@ impl GraphAppender for Mesh {
             domain: req.identity_domain.as_str(),
             version_label: req.version_label.as_str(),
         };
-        let requested: HashSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
-        let services: HashMap<(&str, &str), &ServiceInfo> =
+        let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
+        let services: FastMap<(&str, &str), &ServiceInfo> =
             data.cluster.services.iter().map(|s| ((s.namespace.as_str(), s.name.as_str()), s)).collect();
         let no_rules = rules.drs.is_empty() && rules.vss.is_empty();
         for n in graph.nodes.iter_mut() {
@@ -94,12 +96,13 @@ impl GraphAppender for Mesh {
                 continue;
             }
             let version = n.version.as_str();
-            let cb = !no_rules && match n.node_type {
-                NodeType::Service => rules.cb(n.service.as_str(), &ns, None),
-                _ if is_ok(version) => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, Some(version))),
-                NodeType::App => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, None)),
-                _ => false,
-            };
+            let cb = !no_rules
+                && match n.node_type {
+                    NodeType::Service => rules.cb(n.service.as_str(), &ns, None),
+                    _ if is_ok(version) => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, Some(version))),
+                    NodeType::App => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, None)),
+                    _ => false,
+                };
             if cb {
                 n.has_cb = true;
             }

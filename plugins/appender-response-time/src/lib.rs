@@ -2,13 +2,11 @@
 //! histogram's quantile over successful requests, reference §3.3.
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
-
-use appender_support::{edge_group_by, hops, labels, request_families};
+use appender_support::{EdgeIndex, IdBuf, edge_group_by, hops, labels, request_families};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
-    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError,
-    QueryTime, RangeFunc,
+    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError, QueryTime,
+    RangeFunc,
 };
 
 /// The `responseTime` appender.
@@ -44,26 +42,31 @@ impl GraphAppender for ResponseTime {
             return Ok(());
         }
         let to_ms = if req.duration_to_ms > 0.0 { req.duration_to_ms } else { 1.0 };
-        let mut times: HashMap<(String, String), f64> = HashMap::new();
+        let index = EdgeIndex::new(graph);
+        let mut ids = IdBuf::default();
+        let mut times: Vec<Option<f64>> = vec![None; graph.edges.len()];
         for s in data.results.iter().flat_map(|r| r.series.iter()) {
-            let Some(v) = s.samples.last().map(|p| p.v) else { continue };
+            let Some(v) = s.samples.last().map(|p| p.v) else {
+                continue;
+            };
             if !v.is_finite() {
                 continue;
             }
-            let h = hops(&s.labels, req.graph_type, req.inject_service_nodes);
             // With service nodes only the service → workload hop gets a value: quantiles of
             // different destinations cannot be added up for the caller → service hop.
             // Several series can land on one edge (an app node gathers its workloads'
             // series); quantiles do not add up, so the edge shows the slowest of them —
             // and the answer does not depend on the order the store returned them in.
-            if let Some((src, dst)) = h.into_iter().last() {
-                let t = times.entry((src.id, dst.id)).or_insert(f64::MIN);
-                *t = t.max(v * to_ms);
+            let chain = hops(&s.labels, req.graph_type, req.inject_service_nodes);
+            if let Some((src, dst)) = ids.fill(&chain).last_pair() {
+                for e in index.edges(src, dst) {
+                    let t = &mut times[e];
+                    *t = Some(t.map_or(v * to_ms, |t| t.max(v * to_ms)));
+                }
             }
         }
-        for e in graph.edges.iter_mut() {
-            let v = times.get(&(e.source.to_string(), e.target.to_string())).copied().unwrap_or(0.0);
-            e.response_time = ROption::RSome(v);
+        for (e, t) in graph.edges.iter_mut().zip(times) {
+            e.response_time = ROption::RSome(t.unwrap_or(0.0));
         }
         Ok(())
     }

@@ -4,13 +4,11 @@
 //! they only ask which connections were mTLS, not how many requests there were.
 #![forbid(unsafe_code)]
 
-use std::collections::HashSet;
-
-use appender_support::{edge_group_by, excludes_mesh, hops, labels, ns_in, ns_not_in, requested_namespaces};
+use appender_support::{EdgeIndex, IdBuf, SeriesLabels, edge_group_by, excludes_mesh, labels, ns_in, ns_not_in, requested_namespaces};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
-    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError,
-    QueryTime, RangeFunc, label_value,
+    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError, QueryTime,
+    RangeFunc,
 };
 
 /// The `securityPolicy` appender.
@@ -55,18 +53,24 @@ impl GraphAppender for SecurityPolicy {
         if graph.nodes.is_empty() {
             return Ok(());
         }
-        let mut mtls: HashSet<(String, String)> = HashSet::new();
+        let index = EdgeIndex::new(graph);
+        let mut ids = IdBuf::default();
+        let mut mtls = vec![false; graph.edges.len()];
         for s in data.results.iter().flat_map(|r| r.series.iter()) {
             let positive = s.samples.last().is_some_and(|p| p.v > 0.0);
-            if !positive || label_value(&s.labels, labels::SECURITY) != Some("mutual_tls") {
+            let sl = SeriesLabels::read(&s.labels);
+            if !positive || sl.security != Some("mutual_tls") {
                 continue;
             }
-            for (src, dst) in hops(&s.labels, req.graph_type, req.inject_service_nodes) {
-                mtls.insert((src.id, dst.id));
+            let chain = sl.hops(req.graph_type, req.inject_service_nodes);
+            for (src, dst) in ids.fill(&chain).pairs() {
+                for e in index.edges(src, dst) {
+                    mtls[e] = true;
+                }
             }
         }
-        for e in graph.edges.iter_mut() {
-            if mtls.contains(&(e.source.to_string(), e.target.to_string())) {
+        for (e, m) in graph.edges.iter_mut().zip(mtls) {
+            if m {
                 e.is_mtls = true;
             }
         }

@@ -2,21 +2,20 @@
 //! entry's location (`isServiceEntry` = `MESH_EXTERNAL` or `MESH_INTERNAL`), reference §3.1.
 #![forbid(unsafe_code)]
 
-use std::collections::{HashMap, HashSet};
-
-use plugin_api::{
-    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError,
-};
+use appender_support::{FastMap, FastSet, HashMapExt};
+use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError};
 
 /// The `serviceEntry` appender.
 pub struct ServiceEntry;
 
 /// Host → location of every ServiceEntry with a mesh location.
-fn hosts(data: &AppenderData) -> HashMap<String, String> {
-    let mut out = HashMap::new();
+fn hosts(data: &AppenderData) -> FastMap<String, String> {
+    let mut out = FastMap::new();
     for o in data.cluster.objects.iter().filter(|o| o.kind.as_str() == "ServiceEntry") {
         let spec = o.spec();
-        let Some(loc) = spec.get("location").and_then(|l| l.as_str()) else { continue };
+        let Some(loc) = spec.get("location").and_then(|l| l.as_str()) else {
+            continue;
+        };
         if loc != "MESH_EXTERNAL" && loc != "MESH_INTERNAL" {
             continue;
         }
@@ -44,7 +43,7 @@ impl GraphAppender for ServiceEntry {
         if hosts.is_empty() {
             return Ok(());
         }
-        let sources: HashSet<&str> = graph.edges.iter().map(|e| e.source.as_str()).collect();
+        let sources: FastSet<&str> = graph.edges.iter().map(|e| e.source.as_str()).collect();
         let terminal: Vec<bool> = graph.nodes.iter().map(|n| !sources.contains(n.id.as_str())).collect();
         for (n, terminal) in graph.nodes.iter_mut().zip(terminal) {
             if n.node_type != NodeType::Service || !terminal {

@@ -2,12 +2,9 @@
 //! (`hasMissingSC`), reference §3.7.
 #![forbid(unsafe_code)]
 
-use std::collections::{HashMap, HashSet};
-
 use appender_support::is_ok;
-use plugin_api::{
-    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError, label_value,
-};
+use appender_support::{FastMap, FastSet, HashMapExt};
+use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError, label_value};
 
 /// A workload's version label and whether it has the sidecar.
 type VersionSidecar<'a> = (Option<&'a str>, bool);
@@ -23,10 +20,10 @@ impl GraphAppender for SidecarsCheck {
         Ok(AppenderInputs { cluster: vec![ClusterKind::Workloads].into_iter().collect(), ..Default::default() })
     }
     fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
-        let requested: HashSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
+        let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
         // Indexed once: graphs of thousands of nodes meet thousands of workloads.
-        let mut by_name: HashMap<(&str, &str), bool> = HashMap::new();
-        let mut by_app: HashMap<(&str, &str), Vec<VersionSidecar>> = HashMap::new();
+        let mut by_name: FastMap<(&str, &str), bool> = FastMap::new();
+        let mut by_app: FastMap<(&str, &str), Vec<VersionSidecar>> = FastMap::new();
         for w in data.cluster.workloads.iter() {
             by_name.insert((w.namespace.as_str(), w.name.as_str()), w.has_sidecar);
             if let Some(app) = label_value(&w.labels, req.app_label.as_str()) {

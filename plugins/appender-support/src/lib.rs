@@ -6,7 +6,18 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use plugin_api::{GraphRequest, GraphType, Label, Matcher, NodeType, label_value};
+use plugin_api::{GraphRequest, Matcher};
+
+mod ids;
+mod index;
+
+pub use ids::{Hops, IdBuf, NodeKey, NodeRef, SeriesLabels, hops, node_key, node_ref, service_id};
+pub use index::EdgeIndex;
+
+/// Hash maps and sets for node ids and label values: graph code hashes tens of thousands
+/// of short strings per request, and SipHash was a tenth of the time. foldhash is seeded
+/// per process, which keeps some resistance to crafted keys.
+pub use foldhash::{HashMap as FastMap, HashMapExt, HashSet as FastSet, HashSetExt};
 
 /// The mesh's name for a value the telemetry could not resolve.
 pub const UNKNOWN: &str = "unknown";
@@ -14,89 +25,6 @@ pub const UNKNOWN: &str = "unknown";
 /// Non-empty and not the literal `unknown`.
 pub fn is_ok(s: &str) -> bool {
     !s.is_empty() && s != UNKNOWN
-}
-
-/// A node identity after Kiali's field trimming.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeKey {
-    /// Internal id, e.g. `wl_bookinfo_productpage-v1`.
-    pub id: String,
-    /// Kind of node.
-    pub node_type: NodeType,
-    /// Namespace.
-    pub namespace: String,
-    /// Workload (trimmed).
-    pub workload: String,
-    /// App (trimmed).
-    pub app: String,
-    /// Version (trimmed).
-    pub version: String,
-    /// Service (trimmed).
-    pub service: String,
-}
-
-/// Computes the internal node id and the trimmed fields (reference §2.4).
-///
-/// Returns `None` when none of workload, app and service is usable (Kiali fails the whole
-/// request there; we skip the sample instead).
-pub fn node_key(namespace: &str, workload: &str, app: &str, version: &str, service: &str, graph_type: GraphType) -> Option<NodeKey> {
-    let key = |id: String, node_type, workload: &str, app: &str, version: &str, service: &str| NodeKey {
-        id,
-        node_type,
-        namespace: namespace.to_string(),
-        workload: workload.to_string(),
-        app: app.to_string(),
-        version: version.to_string(),
-        service: service.to_string(),
-    };
-    let trim = |s: &str| if s == UNKNOWN { String::new() } else { s.to_string() };
-    if namespace == UNKNOWN && workload == UNKNOWN && app == UNKNOWN && service.is_empty() {
-        return Some(key("unknown_source".into(), NodeType::Unknown, workload, app, version, service));
-    }
-    if workload == UNKNOWN && app == UNKNOWN && service == UNKNOWN {
-        return Some(key(format!("svc_{namespace}_unknown"), NodeType::Service, "", "", "", service));
-    }
-    if !is_ok(workload) && !is_ok(app) && !is_ok(service) {
-        return None;
-    }
-    let service_node = || {
-        if is_ok(service) {
-            Some(key(format!("svc_{namespace}_{service}"), NodeType::Service, "", "", "", service))
-        } else {
-            None
-        }
-    };
-    let workload_node = || key(format!("wl_{namespace}_{workload}"), NodeType::Workload, workload, &trim(app), &trim(version), "");
-    match graph_type {
-        GraphType::Workload | GraphType::Service => {
-            if is_ok(workload) {
-                Some(workload_node())
-            } else {
-                service_node()
-            }
-        }
-        GraphType::App | GraphType::VersionedApp => {
-            let versioned = graph_type == GraphType::VersionedApp;
-            if is_ok(app) {
-                if versioned && is_ok(workload) {
-                    Some(key(format!("vapp_{namespace}_{workload}"), NodeType::App, workload, app, &trim(version), ""))
-                } else if versioned && is_ok(version) {
-                    Some(key(format!("vapp_{namespace}_{app}_{version}"), NodeType::App, "", app, version, ""))
-                } else {
-                    Some(key(format!("app_{namespace}_{app}"), NodeType::App, "", app, "", ""))
-                }
-            } else if is_ok(workload) {
-                Some(workload_node())
-            } else {
-                service_node()
-            }
-        }
-    }
-}
-
-/// The internal id of a service node.
-pub fn service_id(namespace: &str, service: &str) -> String {
-    format!("svc_{namespace}_{service}")
 }
 
 /// Label names of request telemetry.
@@ -170,52 +98,6 @@ pub fn requested_namespaces(req: &GraphRequest) -> Vec<String> {
     req.namespaces.iter().map(|s| s.to_string()).collect()
 }
 
-/// The source node of a series (service always empty), if identifiable.
-pub fn source_key(l: &[Label], graph_type: GraphType) -> Option<NodeKey> {
-    let g = |n| label_value(l, n).unwrap_or(UNKNOWN);
-    node_key(g(labels::SRC_NS), g(labels::SRC_WL), g(labels::SRC_APP), g(labels::SRC_VER), "", graph_type)
-}
-
-/// The destination namespace of a series: the service namespace, else the workload namespace.
-pub fn dest_namespace(l: &[Label]) -> &str {
-    match label_value(l, labels::DST_SVC_NS) {
-        Some(ns) if !ns.is_empty() => ns,
-        _ => label_value(l, labels::DST_WL_NS).unwrap_or(UNKNOWN),
-    }
-}
-
-/// The destination node of a series, if identifiable.
-pub fn dest_key(l: &[Label], graph_type: GraphType) -> Option<NodeKey> {
-    let g = |n| label_value(l, n).unwrap_or(UNKNOWN);
-    node_key(dest_namespace(l), g(labels::DST_WL), g(labels::DST_APP), g(labels::DST_VER), g(labels::DST_SVC), graph_type)
-}
-
-/// The hops a series is recorded on: `(source, destination)` pairs of nodes.
-///
-/// Without service injection one hop; with it (and a known destination service, and a
-/// destination that is not already a service node) two: source → service, service → destination.
-pub fn hops(l: &[Label], graph_type: GraphType, inject: bool) -> Vec<(NodeKey, NodeKey)> {
-    let (Some(src), Some(dst)) = (source_key(l, graph_type), dest_key(l, graph_type)) else {
-        return Vec::new();
-    };
-    let svc = label_value(l, labels::DST_SVC).unwrap_or("");
-    if inject && dst.node_type != NodeType::Service && is_ok(svc) {
-        let ns = dest_namespace(l);
-        let s = NodeKey {
-            id: service_id(ns, svc),
-            node_type: NodeType::Service,
-            namespace: ns.to_string(),
-            workload: String::new(),
-            app: String::new(),
-            version: String::new(),
-            service: svc.to_string(),
-        };
-        vec![(src, s.clone()), (s, dst)]
-    } else {
-        vec![(src, dst)]
-    }
-}
-
 /// Whether edges into the mesh namespace are left out: `includeMesh` is false and the mesh
 /// namespace itself was not requested.
 pub fn excludes_mesh(req: &GraphRequest) -> bool {
@@ -251,6 +133,11 @@ pub fn edge_group_by(extra: &[&str]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plugin_api::{GraphType, Label, NodeType};
+
+    fn ids_empty(h: &Hops<'_>) -> bool {
+        IdBuf::default().fill(h).ids().is_empty()
+    }
 
     #[test]
     fn ids_follow_the_reference_rules() {
@@ -284,16 +171,32 @@ mod tests {
     #[test]
     fn injection_splits_a_hop_through_the_service() {
         let l: Vec<Label> = [
-            ("source_workload_namespace", "ns"), ("source_workload", "a-v1"), ("source_app", "a"), ("source_version", "v1"),
-            ("destination_service_namespace", "ns"), ("destination_service_name", "b"), ("destination_workload", "b-v1"),
-            ("destination_app", "b"), ("destination_version", "v1"),
+            ("source_workload_namespace", "ns"),
+            ("source_workload", "a-v1"),
+            ("source_app", "a"),
+            ("source_version", "v1"),
+            ("destination_service_namespace", "ns"),
+            ("destination_service_name", "b"),
+            ("destination_workload", "b-v1"),
+            ("destination_app", "b"),
+            ("destination_version", "v1"),
         ]
         .into_iter()
         .map(|(n, v)| Label::new(n, v))
         .collect();
         let h = hops(&l, GraphType::Workload, true);
         assert_eq!(h.len(), 2);
-        assert_eq!((h[0].1.id.as_str(), h[1].1.id.as_str()), ("svc_ns_b", "wl_ns_b-v1"));
-        assert_eq!(hops(&l, GraphType::Workload, false).len(), 1);
+        let mut ids = IdBuf::default();
+        let pairs: Vec<(&str, &str)> = ids.fill(&h).pairs().collect();
+        assert_eq!(pairs, [("wl_ns_a-v1", "svc_ns_b"), ("svc_ns_b", "wl_ns_b-v1")]);
+        let ids: Vec<String> = h.nodes().map(|n| n.id()).collect();
+        assert_eq!(ids, ["wl_ns_a-v1", "svc_ns_b", "wl_ns_b-v1"]);
+        let h = hops(&l, GraphType::Workload, false);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h.pairs().map(|(s, d)| (s.id(), d.id())).collect::<Vec<_>>(), [("wl_ns_a-v1".to_string(), "wl_ns_b-v1".to_string())]);
+        let nameless: Vec<Label> = l.iter().filter(|x| !x.name.as_str().starts_with("source")).cloned().collect();
+        let nameless: Vec<Label> = nameless.into_iter().chain([Label::new("source_workload_namespace", "ns")]).collect();
+        let h = hops(&nameless, GraphType::Workload, true);
+        assert!(h.is_empty() && ids_empty(&h));
     }
 }

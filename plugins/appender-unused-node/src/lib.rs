@@ -2,12 +2,9 @@
 //! that saw no traffic, reference §3.5. Not for service graphs nor node-detail graphs.
 #![forbid(unsafe_code)]
 
-use std::collections::{HashMap, HashSet};
-
-use appender_support::{UNKNOWN, node_key};
+use appender_support::{FastMap, FastSet, HashMapExt, HashSetExt, UNKNOWN, node_ref};
 use plugin_api::{
-    AppenderData, AppenderInputs, ClusterKind, Edge, Graph, GraphAppender, GraphRequest, GraphType, Node, PluginError,
-    label_value,
+    AppenderData, AppenderInputs, ClusterKind, Edge, Graph, GraphAppender, GraphRequest, GraphType, Node, PluginError, label_value,
 };
 
 /// The `unusedNode` appender.
@@ -30,41 +27,50 @@ impl GraphAppender for UnusedNode {
             return Ok(());
         }
         let was_empty = graph.nodes.is_empty();
-        let mut known: HashSet<String> = graph.nodes.iter().map(|n| n.id.to_string()).collect();
-        // (namespace, app) of every node that some edge leads to, with the edges' sources.
-        let mut callers: HashMap<(String, String), Vec<String>> = HashMap::new();
+        let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
+        // Planned against the graph as it is, then added: ids are borrowed, not copied.
+        let mut new_nodes: Vec<Node> = Vec::new();
+        let mut new_edges: Vec<Edge> = Vec::new();
         {
-            let index = graph.node_index();
+            let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+            // (namespace, app) of every node that some edge leads to, with the edges' sources.
+            let mut callers: FastMap<(&str, &str), Vec<&str>> = FastMap::new();
             for e in graph.edges.iter() {
                 if let Some(&t) = index.get(e.target.as_str()) {
                     let t = &graph.nodes[t];
-                    callers.entry((t.namespace.to_string(), t.app.to_string())).or_default().push(e.source.to_string());
+                    callers.entry((t.namespace.as_str(), t.app.as_str())).or_default().push(e.source.as_str());
                 }
             }
-        }
-        let requested: HashSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
-        let mut new_edges: HashSet<(String, String)> = HashSet::new();
-        for w in data.cluster.workloads.iter().filter(|w| requested.contains(w.namespace.as_str())) {
-            let app = label_value(&w.labels, req.app_label.as_str()).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN);
-            let version = label_value(&w.labels, req.version_label.as_str()).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN);
-            let Some(k) = node_key(w.namespace.as_str(), w.name.as_str(), app, version, "", req.graph_type) else { continue };
-            if !known.insert(k.id.clone()) {
-                continue;
-            }
-            let mut n = Node::new(&k.id, k.node_type, &k.namespace);
-            n.workload = k.workload.as_str().into();
-            n.app = k.app.as_str().into();
-            n.version = k.version.as_str().into();
-            n.is_unused = true;
-            graph.nodes.push(n);
-            if !was_empty && app != UNKNOWN {
-                for src in callers.get(&(k.namespace.clone(), app.to_string())).into_iter().flatten() {
-                    if new_edges.insert((src.clone(), k.id.clone())) {
-                        graph.edges.push(Edge::new(src, &k.id, ""));
+            let mut added: FastSet<String> = FastSet::new();
+            let mut id = String::new();
+            for w in data.cluster.workloads.iter().filter(|w| requested.contains(w.namespace.as_str())) {
+                let app = label_value(&w.labels, req.app_label.as_str()).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN);
+                let version = label_value(&w.labels, req.version_label.as_str()).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN);
+                let Some(k) = node_ref(w.namespace.as_str(), w.name.as_str(), app, version, "", req.graph_type) else {
+                    continue;
+                };
+                k.write_id(&mut id);
+                if index.contains_key(id.as_str()) || !added.insert(id.clone()) {
+                    continue;
+                }
+                let mut n = Node::new(&id, k.node_type, k.namespace);
+                n.workload = k.workload.into();
+                n.app = k.app.into();
+                n.version = k.version.into();
+                n.is_unused = true;
+                new_nodes.push(n);
+                if !was_empty && app != UNKNOWN {
+                    let mut seen: FastSet<&str> = FastSet::new();
+                    for &src in callers.get(&(k.namespace, app)).into_iter().flatten() {
+                        if seen.insert(src) {
+                            new_edges.push(Edge::new(src, &id, ""));
+                        }
                     }
                 }
             }
         }
+        graph.nodes.extend(new_nodes);
+        graph.edges.extend(new_edges);
         Ok(())
     }
 }

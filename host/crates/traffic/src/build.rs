@@ -1,12 +1,10 @@
 //! Building the traffic graph from query results (reference §2.4).
 
-use std::collections::HashMap;
-
 use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{Edge, Graph, GraphType, Label, Node, NodeType, QueryResult, label_value};
 
 use appender_support::labels::*;
-use appender_support::{NodeKey, hops};
+use appender_support::{FastMap, HashMapExt, IdBuf, NodeRef, SeriesLabels};
 
 use crate::options::GraphOptions;
 use crate::plan::{PlannedQuery, TrafficKind};
@@ -21,7 +19,9 @@ pub fn build_graph(opts: &GraphOptions, plan: &[PlannedQuery], results: &[QueryR
             if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str())) {
                 continue;
             }
-            let Some(v) = s.samples.last().map(|x| x.v) else { continue };
+            let Some(v) = s.samples.last().map(|x| x.v) else {
+                continue;
+            };
             if !v.is_finite() {
                 continue;
             }
@@ -35,8 +35,14 @@ struct Builder {
     graph_type: GraphType,
     inject: bool,
     graph: Graph,
-    nodes: HashMap<String, usize>,
-    edges: HashMap<(usize, usize, RString), usize>,
+    /// Node positions by internal id.
+    nodes: FastMap<String, usize>,
+    /// Edge positions by (source, target, protocol) positions.
+    edges: FastMap<(usize, usize, usize), usize>,
+    /// Protocols seen, so that edge keys need no strings.
+    protocols: Vec<RString>,
+    /// Reused id buffers: one series must not cost a string per node it names.
+    ids: IdBuf,
 }
 
 const HTTP_REQUIRED: [&str; 11] = [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC_NS, DST_SVC, DST_WL, DST_APP, DST_VER, PROTOCOL, CODE];
@@ -44,37 +50,66 @@ const TCP_REQUIRED: [&str; 8] = [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC, DST_
 
 impl Builder {
     fn new(graph_type: GraphType, inject: bool) -> Self {
-        Builder { graph_type, inject, graph: Graph::default(), nodes: HashMap::new(), edges: HashMap::new() }
+        Builder {
+            graph_type,
+            inject,
+            graph: Graph::default(),
+            nodes: FastMap::new(),
+            edges: FastMap::new(),
+            protocols: Vec::new(),
+            ids: IdBuf::default(),
+        }
     }
 
     fn add(&mut self, l: &[Label], v: f64, kind: TrafficKind) {
+        let sl = SeriesLabels::read(l);
         let required: &[&str] = match kind {
             TrafficKind::Requests => &HTTP_REQUIRED,
             TrafficKind::TcpBytes => &TCP_REQUIRED,
         };
-        if let Some(missing) = required.iter().find(|n| label_value(l, n).is_none()) {
+        let has = |n: &str| match n {
+            SRC_NS => sl.src_ns.is_some(),
+            SRC_WL => sl.src_wl.is_some(),
+            SRC_APP => sl.src_app.is_some(),
+            SRC_VER => sl.src_ver.is_some(),
+            DST_SVC_NS => sl.dst_svc_ns.is_some(),
+            DST_SVC => sl.dst_svc.is_some(),
+            DST_WL => sl.dst_wl.is_some(),
+            DST_APP => sl.dst_app.is_some(),
+            DST_VER => sl.dst_ver.is_some(),
+            PROTOCOL => sl.protocol.is_some(),
+            CODE => sl.code.is_some(),
+            _ => label_value(l, n).is_some(),
+        };
+        if let Some(missing) = required.iter().find(|n| !has(n)) {
             tracing::warn!(label = missing, "skipping a traffic sample without the label");
             return;
         }
-        let has_ns = label_value(l, DST_SVC_NS).is_some_and(|s| !s.is_empty()) || label_value(l, DST_WL_NS).is_some();
+        let has_ns = sl.dst_svc_ns.is_some_and(|s| !s.is_empty()) || sl.dst_wl_ns.is_some();
         if !has_ns {
             tracing::warn!("skipping a traffic sample without a destination namespace");
             return;
         }
         let protocol = match kind {
             TrafficKind::TcpBytes => "tcp",
-            TrafficKind::Requests => label_value(l, PROTOCOL).unwrap_or(""),
+            TrafficKind::Requests => sl.protocol.unwrap_or(""),
         };
-        let code = label_value(l, CODE).unwrap_or("");
-        let grpc_err = is_grpc_error(code, label_value(l, GRPC_STATUS));
-        let svc = label_value(l, DST_SVC).unwrap_or("");
-        let pairs = hops(l, self.graph_type, self.inject);
-        if pairs.is_empty() {
+        let code = sl.code.unwrap_or("");
+        let grpc_err = is_grpc_error(code, sl.grpc_status);
+        let svc = sl.dst_svc.unwrap_or("");
+        let chain = sl.hops(self.graph_type, self.inject);
+        if chain.is_empty() {
             tracing::warn!("skipping a traffic sample whose source or destination cannot be named");
+            return;
         }
-        for (src, dst) in pairs {
-            let s = self.node(&src, v);
-            let d = self.node(&dst, v);
+        let mut ids = std::mem::take(&mut self.ids);
+        let mut at = [0usize; 3];
+        for (i, (n, id)) in chain.nodes().zip(ids.fill(&chain).ids()).enumerate() {
+            at[i] = self.node(n, id, v);
+        }
+        self.ids = ids;
+        for w in at[..=chain.len()].windows(2) {
+            let (s, d) = (w[0], w[1]);
             if !svc.is_empty() {
                 let ds = &mut self.graph.nodes[d].dest_services;
                 if !ds.iter().any(|x| x.as_str() == svc) {
@@ -127,12 +162,12 @@ impl Builder {
         }
     }
 
-    /// Finds or creates the node; flags label disagreement on workload (and versioned app) nodes.
-    fn node(&mut self, k: &NodeKey, v: f64) -> usize {
-        if let Some(&i) = self.nodes.get(&k.id) {
+    /// Finds or creates the node `id`; flags label disagreement on workload (and versioned
+    /// app) nodes.
+    fn node(&mut self, k: &NodeRef<'_>, id: &str, v: f64) -> usize {
+        if let Some(&i) = self.nodes.get(id) {
             let n = &mut self.graph.nodes[i];
-            let checks = n.node_type == NodeType::Workload
-                || (n.node_type == NodeType::App && self.graph_type == GraphType::VersionedApp);
+            let checks = n.node_type == NodeType::Workload || (n.node_type == NodeType::App && self.graph_type == GraphType::VersionedApp);
             if checks {
                 let mut differ = Vec::new();
                 if n.app.as_str() != k.app {
@@ -144,33 +179,40 @@ impl Builder {
                 if !differ.is_empty() {
                     n.is_misconfigured = format!("labels=[{}]", differ.join(" ")).into();
                     if v > 0.0 {
-                        n.app = k.app.as_str().into();
-                        n.version = k.version.as_str().into();
+                        n.app = k.app.into();
+                        n.version = k.version.into();
                     }
                 }
             }
             return i;
         }
-        let mut n = Node::new(&k.id, k.node_type, &k.namespace);
-        n.workload = k.workload.as_str().into();
-        n.app = k.app.as_str().into();
-        n.version = k.version.as_str().into();
-        n.service = k.service.as_str().into();
+        let mut n = Node::new(id, k.node_type, k.namespace);
+        n.workload = k.workload.into();
+        n.app = k.app.into();
+        n.version = k.version.into();
+        n.service = k.service.into();
         self.graph.nodes.push(n);
         let i = self.graph.nodes.len() - 1;
-        self.nodes.insert(k.id.clone(), i);
+        self.nodes.insert(id.to_string(), i);
         i
     }
 
     fn edge(&mut self, s: usize, d: usize, protocol: &str) -> usize {
-        let key = (s, d, RString::from(protocol));
-        if let Some(&e) = self.edges.get(&key) {
+        let p = match self.protocols.iter().position(|p| p.as_str() == protocol) {
+            Some(p) => p,
+            None => {
+                self.protocols.push(protocol.into());
+                self.protocols.len() - 1
+            }
+        };
+        if let Some(&e) = self.edges.get(&(s, d, p)) {
             return e;
         }
-        let (src, dst) = (self.graph.nodes[s].id.clone(), self.graph.nodes[d].id.clone());
-        self.graph.edges.push(Edge::new(&src, &dst, protocol));
+        let (src, dst) = (&self.graph.nodes[s].id, &self.graph.nodes[d].id);
+        let edge = Edge { source: src.clone(), target: dst.clone(), ..Edge::new("", "", protocol) };
+        self.graph.edges.push(edge);
         let e = self.graph.edges.len() - 1;
-        self.edges.insert(key, e);
+        self.edges.insert((s, d, p), e);
         e
     }
 }

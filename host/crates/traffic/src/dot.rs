@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::output::{GraphOutput, NodeOut};
+use crate::output::{GraphOutput, Hash32, NodeOut};
 
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -20,7 +20,9 @@ fn quote(s: &str) -> String {
 }
 
 fn node_label(o: &NodeOut<'_>) -> String {
-    let Some(n) = o.node else { return String::new() };
+    let Some(n) = o.node else {
+        return String::new();
+    };
     let name = match n.node_type {
         plugin_api::NodeType::Workload => n.workload.to_string(),
         plugin_api::NodeType::Service => n.service.to_string(),
@@ -38,7 +40,7 @@ fn node_line(out: &mut String, indent: &str, o: &NodeOut<'_>) {
         Some(plugin_api::NodeType::Unknown) => "diamond",
         _ => "ellipse",
     };
-    let _ = writeln!(out, "{indent}{} [label={}, shape={shape}];", quote(&o.id), quote(&node_label(o)));
+    let _ = writeln!(out, "{indent}{} [label={}, shape={shape}];", quote(o.id.as_str()), quote(&node_label(o)));
 }
 
 impl GraphOutput<'_> {
@@ -48,11 +50,18 @@ impl GraphOutput<'_> {
         let mut out = String::new();
         let _ = writeln!(out, "digraph {} {{", quote(&format!("meshlens {}", self.graph_type.as_str())));
         out.push_str("  rankdir=LR;\n");
+        // Members by box, gathered once: a graph can have thousands of boxes.
+        let mut members: appender_support::FastMap<Hash32, Vec<&NodeOut<'_>>> = appender_support::FastMap::default();
+        for n in &self.nodes {
+            if let Some(p) = n.parent {
+                members.entry(p).or_default().push(n);
+            }
+        }
         for b in self.nodes.iter().filter(|n| n.node.is_none()) {
             let _ = writeln!(out, "  subgraph {} {{", quote(&format!("cluster_{}", b.id)));
             let label = format!("{} ({})", b.app(), b.namespace());
             let _ = writeln!(out, "    label={};", quote(&label));
-            for m in self.nodes.iter().filter(|n| n.parent.as_deref() == Some(b.id.as_str())) {
+            for m in members.get(&b.id).into_iter().flatten() {
                 node_line(&mut out, "    ", m);
             }
             out.push_str("  }\n");
@@ -62,16 +71,12 @@ impl GraphOutput<'_> {
         }
         for e in &self.edges {
             let t = &e.traffic;
-            let rate = t
-                .rates
-                .as_ref()
-                .and_then(|r| r.iter().find(|(k, _)| *k == t.protocol).map(|(_, v)| v.clone()))
-                .unwrap_or_default();
+            let rate =
+                t.rates.as_ref().and_then(|r| r.iter().find(|(k, _)| *k == t.protocol).map(|(_, v)| v.to_string())).unwrap_or_default();
             let label = if t.protocol.is_empty() { String::new() } else { format!("{} {rate}", t.protocol) };
-            let _ = writeln!(out, "  {} -> {} [label={}];", quote(&e.source), quote(&e.target), quote(&label));
+            let _ = writeln!(out, "  {} -> {} [label={}];", quote(e.source.as_str()), quote(e.target.as_str()), quote(&label));
         }
         out.push_str("}\n");
         out
     }
 }
-

@@ -1,8 +1,7 @@
 //! After the appenders: outside/inaccessible/root markers, the service-graph reduction, and
 //! the order appenders run in (reference §2.5, §3, §11.5).
 
-use std::collections::{HashMap, HashSet};
-
+use appender_support::{FastMap, FastSet, HashMapExt};
 use plugin_api::{Edge, Graph, GraphType, NodeType};
 
 use crate::options::GraphOptions;
@@ -40,14 +39,21 @@ pub fn appender_run_order(requested: Option<&[String]>, registered: &[String], c
 /// graphType=service to service nodes (plus roots). `accessible` tells whether the client
 /// may see a namespace.
 pub fn finish(opts: &GraphOptions, graph: &mut Graph, accessible: &dyn Fn(&str) -> bool) {
-    let requested: HashSet<&str> = opts.namespaces.iter().map(String::as_str).collect();
-    let mut has_in: HashSet<String> = HashSet::new();
-    let mut has_out: HashSet<String> = HashSet::new();
-    for e in graph.edges.iter() {
-        has_out.insert(e.source.to_string());
-        has_in.insert(e.target.to_string());
+    let requested: FastSet<&str> = opts.namespaces.iter().map(String::as_str).collect();
+    // Roots have edges out and none in.
+    let mut root = vec![(false, false); graph.nodes.len()];
+    {
+        let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+        for e in graph.edges.iter() {
+            if let Some(&i) = index.get(e.source.as_str()) {
+                root[i].0 = true;
+            }
+            if let Some(&i) = index.get(e.target.as_str()) {
+                root[i].1 = true;
+            }
+        }
     }
-    for n in graph.nodes.iter_mut() {
+    for (n, (has_out, has_in)) in graph.nodes.iter_mut().zip(root) {
         if n.node_type == NodeType::Unknown || (n.node_type == NodeType::Service && !n.is_service_entry.is_empty()) {
             n.is_inaccessible = true;
         } else if n.namespace.as_str() != appender_support::UNKNOWN && !requested.contains(n.namespace.as_str()) {
@@ -56,7 +62,7 @@ pub fn finish(opts: &GraphOptions, graph: &mut Graph, accessible: &dyn Fn(&str) 
                 n.is_inaccessible = true;
             }
         }
-        n.is_root = has_out.contains(n.id.as_str()) && !has_in.contains(n.id.as_str());
+        n.is_root = has_out && !has_in;
     }
     if opts.graph_type == GraphType::Service && !opts.is_node_graph() {
         reduce_to_services(graph);
@@ -66,16 +72,15 @@ pub fn finish(opts: &GraphOptions, graph: &mut Graph, accessible: &dyn Fn(&str) 
 /// Keeps service nodes and root non-service nodes; a service node's edges to workloads are
 /// replaced by those workloads' edges to services (summed per destination and protocol).
 fn reduce_to_services(graph: &mut Graph) {
-    let kind: HashMap<String, (NodeType, bool)> =
-        graph.nodes.iter().map(|n| (n.id.to_string(), (n.node_type, n.is_root))).collect();
+    let kind: FastMap<String, (NodeType, bool)> = graph.nodes.iter().map(|n| (n.id.to_string(), (n.node_type, n.is_root))).collect();
     let is_service = |id: &str| kind.get(id).is_some_and(|(t, _)| *t == NodeType::Service);
     let keep = |id: &str| kind.get(id).is_some_and(|(t, root)| *t == NodeType::Service || *root);
-    let mut out_edges: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut out_edges: FastMap<String, Vec<usize>> = FastMap::new();
     for (i, e) in graph.edges.iter().enumerate() {
         out_edges.entry(e.source.to_string()).or_default().push(i);
     }
     let mut edges: Vec<Edge> = Vec::new();
-    let mut index: HashMap<(String, String, String), usize> = HashMap::new();
+    let mut index: FastMap<(String, String, String), usize> = FastMap::new();
     let mut add = |e: Edge, edges: &mut Vec<Edge>| {
         let key = (e.source.to_string(), e.target.to_string(), e.protocol.to_string());
         match index.get(&key) {

@@ -13,6 +13,8 @@
 mod build;
 mod dot;
 mod finish;
+mod fixed;
+mod json;
 mod options;
 mod output;
 mod plan;

@@ -1,30 +1,93 @@
 //! The cytoscape JSON of a graph (reference §2.6): ids, traffic, percentages, boxes, order.
 
-use std::collections::HashMap;
+use std::fmt;
 
 use md5::{Digest, Md5};
 use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
+use appender_support::{FastMap, HashMapExt};
 use plugin_api::{Edge, Graph, GraphType, Node, NodeType, Value};
 
+use crate::fixed::Fixed;
 use crate::options::{GraphOptions, GroupBy};
+
+/// A public id: the lowercase hex MD5 of an internal id, a box key or an edge key. Kept
+/// inline (ids are copied into every edge and compared while sorting).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hash32([u8; 32]);
+
+impl Hash32 {
+    /// The MD5 of the concatenated parts.
+    pub fn of(parts: &[&str]) -> Self {
+        let mut h = Md5::new();
+        for p in parts {
+            h.update(p.as_bytes());
+        }
+        let mut out = [0u8; 32];
+        for (i, b) in h.finalize().iter().enumerate() {
+            out[2 * i] = b"0123456789abcdef"[usize::from(b >> 4)];
+            out[2 * i + 1] = b"0123456789abcdef"[usize::from(b & 15)];
+        }
+        Hash32(out)
+    }
+    /// The 32 hex digits.
+    pub fn as_str(&self) -> &str {
+        // Always ASCII hex; the fallback is unreachable.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for Hash32 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Hash32 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Hash32 {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// Lowercase hex MD5 of `s` (the public id of a node, edge or box).
 pub fn md5_hex(s: &str) -> String {
-    let d = Md5::digest(s.as_bytes());
-    let mut out = String::with_capacity(32);
-    for b in d {
-        out.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
-        out.push(char::from(b"0123456789abcdef"[(b & 15) as usize]));
-    }
-    out
+    Hash32::of(&[s]).as_str().to_string()
 }
 
 /// Keys of the spec's own fields; an appender's open field with one of these names is ignored.
-const RESERVED: [&str; 26] = [
-    "id", "parent", "nodeType", "namespace", "workload", "app", "version", "service", "destServices", "traffic",
-    "hasCB", "hasMissingSC", "hasVS", "isDead", "isGroup", "isInaccessible", "isMisconfigured", "isOutside",
-    "isRoot", "isServiceEntry", "isUnused", "source", "target", "responseTime", "isMTLS", "protocol",
+pub(crate) const RESERVED: [&str; 26] = [
+    "id",
+    "parent",
+    "nodeType",
+    "namespace",
+    "workload",
+    "app",
+    "version",
+    "service",
+    "destServices",
+    "traffic",
+    "hasCB",
+    "hasMissingSC",
+    "hasVS",
+    "isDead",
+    "isGroup",
+    "isInaccessible",
+    "isMisconfigured",
+    "isOutside",
+    "isRoot",
+    "isServiceEntry",
+    "isUnused",
+    "source",
+    "target",
+    "responseTime",
+    "isMTLS",
+    "protocol",
 ];
 
 /// One `{protocol, rates}` entry.
@@ -32,17 +95,17 @@ const RESERVED: [&str; 26] = [
 pub struct Traffic {
     /// `grpc`, `http`, `tcp`, or empty.
     pub protocol: &'static str,
-    /// Formatted rates, keys in alphabetical order; `None` serialises as `null`.
-    pub rates: Option<Vec<(&'static str, String)>>,
+    /// Rates, keys in alphabetical order; `None` serialises as `null`.
+    pub rates: Option<Vec<(&'static str, Fixed)>>,
 }
 
 /// A node as it is serialised (a graph node or a box).
 #[derive(Debug, Clone)]
 pub struct NodeOut<'a> {
     /// MD5 of the internal id (or of the box key).
-    pub id: String,
+    pub id: Hash32,
     /// Box id, when grouped.
-    pub parent: Option<String>,
+    pub parent: Option<Hash32>,
     /// `isGroup` of a box (`app` or `version`), else empty.
     pub is_group: &'static str,
     /// The graph node; `None` for boxes.
@@ -54,23 +117,23 @@ pub struct NodeOut<'a> {
 }
 
 #[derive(Debug, Clone)]
-struct BoxFields<'a> {
-    namespace: &'a str,
-    app: &'a str,
-    has_missing_sc: bool,
-    is_inaccessible: bool,
-    is_outside: bool,
+pub(crate) struct BoxFields<'a> {
+    pub(crate) namespace: &'a str,
+    pub(crate) app: &'a str,
+    pub(crate) has_missing_sc: bool,
+    pub(crate) is_inaccessible: bool,
+    pub(crate) is_outside: bool,
 }
 
 /// An edge as it is serialised.
 #[derive(Debug, Clone)]
 pub struct EdgeOut<'a> {
     /// MD5 of `<source hash>.<target hash>.<protocol>`.
-    pub id: String,
+    pub id: Hash32,
     /// Source node hash.
-    pub source: String,
+    pub source: Hash32,
     /// Target node hash.
-    pub target: String,
+    pub target: Hash32,
     /// The graph edge.
     pub edge: &'a Edge,
     /// `traffic`.
@@ -94,134 +157,111 @@ pub struct GraphOutput<'a> {
     pub edges: Vec<EdgeOut<'a>>,
 }
 
-fn fmt2(v: f64) -> String {
-    format!("{v:.2}")
-}
-fn fmt1(v: f64) -> String {
-    format!("{v:.1}")
+/// The non-zero rates of `rates`, as `(key, value)` in the given order.
+fn kept(rates: &[(&'static str, Fixed)]) -> Vec<(&'static str, Fixed)> {
+    rates.iter().filter(|(_, v)| v.value > 0.0).copied().collect()
 }
 
 fn node_traffic(n: &Node) -> Vec<Traffic> {
     let r = &n.rates;
-    let mut out = Vec::new();
-    let mut entry = |protocol: &'static str, rates: &[(&'static str, f64)]| {
-        let kept: Vec<(&'static str, String)> = rates.iter().filter(|(_, v)| *v > 0.0).map(|(k, v)| (*k, fmt2(*v))).collect();
-        if !kept.is_empty() {
-            out.push(Traffic { protocol, rates: Some(kept) });
-        }
-    };
-    entry("grpc", &[("grpcIn", r.grpc_in), ("grpcInErr", r.grpc_in_err), ("grpcOut", r.grpc_out)]);
-    entry(
-        "http",
-        &[
-            ("httpIn", r.http_in),
-            ("httpIn3xx", r.http_in_3xx),
-            ("httpIn4xx", r.http_in_4xx),
-            ("httpIn5xx", r.http_in_5xx),
-            ("httpOut", r.http_out),
-        ],
-    );
-    entry("tcp", &[("tcpIn", r.tcp_in), ("tcpOut", r.tcp_out)]);
-    out
+    let f = Fixed::rate;
+    let entries: [(&'static str, Vec<(&'static str, Fixed)>); 3] = [
+        ("grpc", kept(&[("grpcIn", f(r.grpc_in)), ("grpcInErr", f(r.grpc_in_err)), ("grpcOut", f(r.grpc_out))])),
+        (
+            "http",
+            kept(&[
+                ("httpIn", f(r.http_in)),
+                ("httpIn3xx", f(r.http_in_3xx)),
+                ("httpIn4xx", f(r.http_in_4xx)),
+                ("httpIn5xx", f(r.http_in_5xx)),
+                ("httpOut", f(r.http_out)),
+            ]),
+        ),
+        ("tcp", kept(&[("tcpIn", f(r.tcp_in)), ("tcpOut", f(r.tcp_out))])),
+    ];
+    entries.into_iter().filter(|(_, k)| !k.is_empty()).map(|(protocol, k)| Traffic { protocol, rates: Some(k) }).collect()
 }
 
-/// Edge traffic; `out_total` is the same-protocol total leaving the edge's source node.
-fn edge_traffic(e: &Edge, out_total: &HashMap<(&str, &str), f64>) -> Traffic {
+/// Edge traffic; `out_total` is the (http, grpc) total leaving the edge's source node.
+fn edge_traffic(e: &Edge, out_total: (f64, f64)) -> Traffic {
     let r = &e.rates;
-    let pct_req = |total: f64, proto: &str| {
-        let all = out_total.get(&(e.source.as_str(), proto)).copied().unwrap_or(0.0);
-        if all > 0.0 { total / all * 100.0 } else { 0.0 }
-    };
-    let pick = |protocol: &'static str, rates: Vec<(&'static str, f64)>, fmt: &[bool]| {
-        let kept: Vec<(&'static str, String)> = rates
-            .iter()
-            .zip(fmt)
-            .filter(|((_, v), _)| *v > 0.0)
-            .map(|((k, v), pct)| (*k, if *pct { fmt1(*v) } else { fmt2(*v) }))
-            .collect();
-        Traffic { protocol, rates: Some(kept) }
-    };
+    let pct = |part: f64, all: f64| if all > 0.0 { part / all * 100.0 } else { 0.0 };
+    let (rate, percent) = (Fixed::rate, Fixed::percent);
     if r.grpc > 0.0 || r.grpc_err > 0.0 {
-        let err = if r.grpc > 0.0 { r.grpc_err / r.grpc * 100.0 } else { 0.0 };
-        return pick(
-            "grpc",
-            vec![("grpc", r.grpc), ("grpcErr", r.grpc_err), ("grpcPercentErr", err), ("grpcPercentReq", pct_req(r.grpc, "grpc"))],
-            &[false, false, true, true],
-        );
+        let rates = kept(&[
+            ("grpc", rate(r.grpc)),
+            ("grpcErr", rate(r.grpc_err)),
+            ("grpcPercentErr", percent(pct(r.grpc_err, r.grpc))),
+            ("grpcPercentReq", percent(pct(r.grpc, out_total.1))),
+        ]);
+        return Traffic { protocol: "grpc", rates: Some(rates) };
     }
     if r.http > 0.0 || r.http_3xx > 0.0 || r.http_4xx > 0.0 || r.http_5xx > 0.0 {
-        let err = if r.http > 0.0 { (r.http_4xx + r.http_5xx) / r.http * 100.0 } else { 0.0 };
-        return pick(
-            "http",
-            vec![
-                ("http", r.http),
-                ("http3xx", r.http_3xx),
-                ("http4xx", r.http_4xx),
-                ("http5xx", r.http_5xx),
-                ("httpPercentErr", err),
-                ("httpPercentReq", pct_req(r.http, "http")),
-            ],
-            &[false, false, false, false, true, true],
-        );
+        let rates = kept(&[
+            ("http", rate(r.http)),
+            ("http3xx", rate(r.http_3xx)),
+            ("http4xx", rate(r.http_4xx)),
+            ("http5xx", rate(r.http_5xx)),
+            ("httpPercentErr", percent(pct(r.http_4xx + r.http_5xx, r.http))),
+            ("httpPercentReq", percent(pct(r.http, out_total.0))),
+        ]);
+        return Traffic { protocol: "http", rates: Some(rates) };
     }
     if r.tcp > 0.0 {
-        return pick("tcp", vec![("tcp", r.tcp)], &[false]);
+        return Traffic { protocol: "tcp", rates: Some(vec![("tcp", rate(r.tcp))]) };
     }
     Traffic { protocol: "", rates: None }
 }
 
 impl<'a> GraphOutput<'a> {
-    /// Prepares the response for `graph` (ids, traffic strings, boxes, order).
+    /// Prepares the response for `graph` (ids, traffic, boxes, order).
     pub fn new(opts: &GraphOptions, graph: &'a Graph) -> Self {
-        let hashes: HashMap<&str, String> = graph.nodes.iter().map(|n| (n.id.as_str(), md5_hex(n.id.as_str()))).collect();
-        let unused: HashMap<&str, bool> = graph.nodes.iter().map(|n| (n.id.as_str(), n.is_unused)).collect();
-        let mut out_total: HashMap<(&str, &str), f64> = HashMap::new();
-        for e in graph.edges.iter() {
-            let r = &e.rates;
-            *out_total.entry((e.source.as_str(), "http")).or_default() += r.http;
-            *out_total.entry((e.source.as_str(), "grpc")).or_default() += r.grpc;
+        let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+        let hashes: Vec<Hash32> = graph.nodes.iter().map(|n| Hash32::of(&[n.id.as_str()])).collect();
+        // Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
+        let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
+        let ends: Vec<Option<(usize, usize)>> =
+            graph.edges.iter().map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?))).collect();
+        for (e, ends) in graph.edges.iter().zip(&ends) {
+            if let Some((s, _)) = ends {
+                out_total[*s].0 += e.rates.http;
+                out_total[*s].1 += e.rates.grpc;
+            }
         }
         let mut nodes: Vec<NodeOut<'a>> = graph
             .nodes
             .iter()
-            .map(|n| NodeOut {
-                id: hashes.get(n.id.as_str()).cloned().unwrap_or_default(),
-                parent: None,
-                is_group: "",
-                node: Some(n),
-                box_fields: None,
-                traffic: node_traffic(n),
-            })
+            .zip(&hashes)
+            .map(|(n, &id)| NodeOut { id, parent: None, is_group: "", node: Some(n), box_fields: None, traffic: node_traffic(n) })
             .collect();
         add_boxes(opts, &mut nodes);
         nodes.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)).then_with(|| a.id.cmp(&b.id)));
         let mut edges: Vec<EdgeOut<'a>> = graph
             .edges
             .iter()
-            .filter_map(|e| {
-                let source = hashes.get(e.source.as_str())?.clone();
-                let target = hashes.get(e.target.as_str())?.clone();
+            .zip(ends)
+            .filter_map(|(e, ends)| {
+                let (s, t) = ends?;
+                let (source, target) = (hashes[s], hashes[t]);
                 Some(EdgeOut {
-                    id: md5_hex(&format!("{source}.{target}.{}", e.protocol)),
+                    id: Hash32::of(&[source.as_str(), ".", target.as_str(), ".", e.protocol.as_str()]),
                     source,
                     target,
                     edge: e,
-                    traffic: edge_traffic(e, &out_total),
-                    is_unused: unused.get(e.source.as_str()).copied().unwrap_or(false),
+                    traffic: edge_traffic(e, out_total[s]),
+                    is_unused: graph.nodes[s].is_unused,
                 })
             })
             .collect();
-        edges.sort_by(|a, b| (&a.source, &a.target, &a.id).cmp(&(&b.source, &b.target, &b.id)));
+        edges.sort_unstable_by(|a, b| (&a.source, &a.target, &a.id).cmp(&(&b.source, &b.target, &b.id)));
         GraphOutput { timestamp: opts.query_time, duration: opts.duration_secs, graph_type: opts.graph_type, nodes, edges }
-    }
-
-    /// Pretty-printed JSON (2-space indent), as Kiali answers graphs.
-    pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec_pretty(self).unwrap_or_default()
     }
 }
 
 impl<'a> NodeOut<'a> {
+    pub(crate) fn box_fields(&self) -> Option<&BoxFields<'a>> {
+        self.box_fields.as_ref()
+    }
     pub(crate) fn namespace(&self) -> &str {
         self.node.map(|n| n.namespace.as_str()).or(self.box_fields.as_ref().map(|b| b.namespace)).unwrap_or("")
     }
@@ -255,30 +295,27 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
         (GroupBy::Version, GraphType::VersionedApp) => ("version", |n| n.node_type == NodeType::App),
         _ => return,
     };
-    let mut buckets: HashMap<String, Vec<usize>> = HashMap::new();
+    // Keyed by (namespace, app); the order boxes are made in does not matter, the sort does.
+    let mut buckets: FastMap<(&'a str, &'a str), Vec<usize>> = FastMap::new();
     for (i, o) in nodes.iter().enumerate() {
         let Some(n) = o.node else { continue };
         if appender_support::is_ok(n.app.as_str()) && member(n) {
-            buckets.entry(format!("box_{}_{}", n.namespace, n.app)).or_default().push(i);
+            buckets.entry((n.namespace.as_str(), n.app.as_str())).or_default().push(i);
         }
     }
-    let mut keys: Vec<&String> = buckets.keys().collect();
-    keys.sort();
+    let mut keys: Vec<(&'a str, &'a str)> = buckets.keys().copied().collect();
+    keys.sort_unstable();
     let mut boxes = Vec::new();
     for key in keys {
-        let members = &buckets[key];
+        let Some(members) = buckets.get(&key) else {
+            continue;
+        };
         if members.len() < 2 {
             continue;
         }
-        let id = md5_hex(key);
+        let id = Hash32::of(&["box_", key.0, "_", key.1]);
         let first = nodes[members[0]].node;
-        let mut bf: BoxFields<'a> = BoxFields {
-            namespace: "",
-            app: "",
-            has_missing_sc: false,
-            is_inaccessible: false,
-            is_outside: false,
-        };
+        let mut bf: BoxFields<'a> = BoxFields { namespace: "", app: "", has_missing_sc: false, is_inaccessible: false, is_outside: false };
         if let Some(n) = first {
             bf.namespace = n.namespace.as_str();
             bf.app = n.app.as_str();
@@ -291,7 +328,7 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
             }
         }
         for &m in members {
-            nodes[m].parent = Some(id.clone());
+            nodes[m].parent = Some(id);
         }
         boxes.push(NodeOut { id, parent: None, is_group, node: None, box_fields: Some(bf), traffic: Vec::new() });
     }
@@ -299,7 +336,7 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
     nodes.extend(boxes);
 }
 
-struct Rates<'b>(&'b [(&'static str, String)]);
+struct Rates<'b>(&'b [(&'static str, Fixed)]);
 impl Serialize for Rates<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
@@ -410,7 +447,7 @@ impl Serialize for EdgeData<'_, '_> {
         m.serialize_entry("target", &o.target)?;
         m.serialize_entry("traffic", &o.traffic)?;
         if let Some(rt) = o.edge.response_time.into_option() {
-            m.serialize_entry("responseTime", &format!("{rt:.0}"))?;
+            m.serialize_entry("responseTime", &Fixed::whole(rt))?;
         }
         flag(&mut m, "isMTLS", o.edge.is_mtls)?;
         flag(&mut m, "isUnused", o.is_unused)?;

@@ -31,10 +31,7 @@ fn s(src: (&str, &str, &str, &str), dst: (&str, &str, &str, &str, &str), proto: 
     if let Some(g) = grpc {
         l.push(("grpc_response_status", g));
     }
-    Series {
-        labels: l.into_iter().map(|(n, v)| Label::new(n, v)).collect(),
-        samples: vec![Sample { t: 100.0, v }].into_iter().collect(),
-    }
+    Series { labels: l.into_iter().map(|(n, v)| Label::new(n, v)).collect(), samples: vec![Sample { t: 100.0, v }].into_iter().collect() }
 }
 
 const GW: (&str, &str, &str, &str) = ("istio-system", "istio-ingressgateway", "istio-ingressgateway", "unknown");
@@ -53,7 +50,6 @@ fn to(svc: &str, wl: &str, app: &str, ver: &str) -> (&'static str, String, Strin
 
 /// Results for the namespace plan of `bookinfo`, in plan order (3 request families, 3 TCP).
 fn bookinfo_results() -> Vec<QueryResult> {
-    
     let (pp, det, r1, r2, r3, ra, mongo, books) = (
         to("productpage", "productpage-v1", "productpage", "v1"),
         to("details", "details-v1", "details", "v1"),
@@ -107,7 +103,13 @@ fn json(q: &[(&str, &str)]) -> Value {
 
 fn node<'a>(v: &'a Value, id: &str) -> &'a Value {
     let hash = md5_hex(id);
-    v["elements"]["nodes"].as_array().unwrap().iter().map(|n| &n["data"]).find(|d| d["id"] == hash.as_str()).unwrap_or_else(|| panic!("no node {id}"))
+    v["elements"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &n["data"])
+        .find(|d| d["id"] == hash.as_str())
+        .unwrap_or_else(|| panic!("no node {id}"))
 }
 
 fn edge<'a>(v: &'a Value, src: &str, dst: &str) -> &'a Value {
@@ -131,13 +133,19 @@ fn ids_are_md5_of_kiali_internal_ids() {
 #[test]
 fn workload_graph_rates_and_percentages() {
     let v = json(&[]);
-    assert_eq!((v["timestamp"].as_i64(), v["duration"].as_i64(), v["graphType"].as_str()), (Some(1_700_000_000), Some(600), Some("workload")));
+    assert_eq!(
+        (v["timestamp"].as_i64(), v["duration"].as_i64(), v["graphType"].as_str()),
+        (Some(1_700_000_000), Some(600), Some("workload"))
+    );
     assert_eq!(v["elements"]["nodes"].as_array().unwrap().len(), 9);
     assert_eq!(v["elements"]["edges"].as_array().unwrap().len(), 9);
     let pp = node(&v, "wl_bookinfo_productpage-v1");
     assert_eq!(pp["nodeType"], "workload");
     assert_eq!(pp["destServices"], serde_json::json!({"productpage": true}));
-    assert_eq!(pp["traffic"], serde_json::json!([{"protocol": "http", "rates": {"httpIn": "10.00", "httpIn5xx": "0.50", "httpOut": "21.00"}}]));
+    assert_eq!(
+        pp["traffic"],
+        serde_json::json!([{"protocol": "http", "rates": {"httpIn": "10.00", "httpIn5xx": "0.50", "httpOut": "21.00"}}])
+    );
     let gw = node(&v, "wl_istio-system_istio-ingressgateway");
     assert_eq!((gw["isOutside"].as_bool(), gw["isRoot"].as_bool(), gw.get("version")), (Some(true), Some(true), None));
     let details = edge(&v, "wl_bookinfo_productpage-v1", "wl_bookinfo_details-v1");
@@ -216,7 +224,10 @@ fn versioned_app_graph_with_boxes() {
 fn injected_service_nodes_carry_both_hops() {
     let v = json(&[("injectServiceNodes", "true")]);
     let svc = node(&v, "svc_bookinfo_reviews");
-    assert_eq!(svc["traffic"], serde_json::json!([{"protocol": "http", "rates": {"httpIn": "10.00", "httpIn5xx": "0.20", "httpOut": "10.00"}}]));
+    assert_eq!(
+        svc["traffic"],
+        serde_json::json!([{"protocol": "http", "rates": {"httpIn": "10.00", "httpIn5xx": "0.20", "httpOut": "10.00"}}])
+    );
     let hop = edge(&v, "wl_bookinfo_productpage-v1", "svc_bookinfo_reviews");
     assert_eq!(hop["traffic"]["rates"]["httpPercentReq"], "47.6");
     let hop2 = edge(&v, "svc_bookinfo_reviews", "wl_bookinfo_reviews-v1");
@@ -284,4 +295,45 @@ fn dot_output_has_clusters_nodes_and_labelled_edges() {
     assert!(dot.contains("label=\"grpc 2.00\""));
     assert!(dot.contains("label=\"tcp 2000.00\""));
     assert_eq!(dot.matches(" -> ").count(), g.edges.len());
+}
+
+/// The direct JSON writer and serde_json over the `Serialize` impls agree byte for byte, on
+/// every graph type and grouping, with open fields and names that need escaping.
+#[test]
+fn json_writer_matches_serde_byte_for_byte() {
+    use plugin_api::Value as V;
+    for gt in ["app", "versionedApp", "workload", "service"] {
+        for (group, inject) in [("app", "true"), ("version", "false"), ("none", "true")] {
+            let o = options(&[("namespaces", NS), ("graphType", gt), ("groupBy", group), ("injectServiceNodes", inject)]);
+            let plan = traffic_plan(&o);
+            let mut results = bookinfo_results();
+            round_results(&mut results);
+            let mut g = build_graph(&o, &plan, &results);
+            finish(&o, &mut g, &|_| true);
+            let odd = "q\"uote\\ back\nline\ttab\u{1}\u{1f}\u{7f} é 名";
+            if let Some(n) = g.nodes.iter_mut().next() {
+                n.is_misconfigured = odd.into();
+                n.set_field("k\"ey\n", V::Text(odd.into()));
+                n.set_field("nan", V::Number(f64::NAN));
+                n.set_field("big", V::Number(1e21));
+                n.set_field("tenth", V::Number(0.1));
+                n.set_field("no", V::Bool(false));
+                n.set_field("id", V::Text("reserved, ignored".into()));
+                n.dest_services.push(odd.into());
+            }
+            for (i, e) in g.edges.iter_mut().enumerate() {
+                e.response_time = plugin_api::abi_stable::std_types::ROption::RSome(i as f64 * 2.5);
+                e.set_field("mark", V::Bool(i % 2 == 0));
+            }
+            let out = GraphOutput::new(&o, &g);
+            let direct = String::from_utf8(out.to_json()).unwrap();
+            let serde = String::from_utf8(serde_json::to_vec_pretty(&out).unwrap()).unwrap();
+            assert_eq!(direct, serde, "graphType={gt} groupBy={group}");
+            assert!(direct.contains("\\u0001") && direct.contains("\\\"uote"), "escapes were exercised");
+        }
+    }
+    let o = options(&[("namespaces", NS)]);
+    let empty = plugin_api::Graph::default();
+    let out = GraphOutput::new(&o, &empty);
+    assert_eq!(out.to_json(), serde_json::to_vec_pretty(&out).unwrap());
 }

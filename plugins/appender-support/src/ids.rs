@@ -1,0 +1,325 @@
+//! Node identities (reference §2.4) and the hops a series is recorded on.
+//!
+//! Graphs of tens of thousands of edges are matched against as many series per request, so
+//! the per-series path allocates nothing: a [`NodeRef`] borrows its fields from the labels
+//! and writes its id into a reused buffer ([`IdBuf`]).
+
+use plugin_api::{GraphType, Label, NodeType};
+
+use crate::{UNKNOWN, is_ok, labels};
+
+/// A node identity after Kiali's field trimming, borrowing from the labels.
+///
+/// The internal id is a function of these fields alone (see [`NodeRef::write_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeRef<'a> {
+    /// Kind of node.
+    pub node_type: NodeType,
+    /// Namespace.
+    pub namespace: &'a str,
+    /// Workload (trimmed).
+    pub workload: &'a str,
+    /// App (trimmed).
+    pub app: &'a str,
+    /// Version (trimmed).
+    pub version: &'a str,
+    /// Service (trimmed).
+    pub service: &'a str,
+}
+
+impl NodeRef<'_> {
+    /// Replaces `buf` with the internal id, e.g. `wl_bookinfo_productpage-v1`.
+    pub fn write_id(&self, buf: &mut String) {
+        buf.clear();
+        let (prefix, parts): (&str, [&str; 2]) = match self.node_type {
+            NodeType::Unknown => {
+                buf.push_str("unknown_source");
+                return;
+            }
+            NodeType::Service => ("svc_", [self.service, ""]),
+            NodeType::Workload => ("wl_", [self.workload, ""]),
+            // Versioned app nodes keep the workload when they have one (see `node_ref`).
+            NodeType::App if !self.workload.is_empty() => ("vapp_", [self.workload, ""]),
+            NodeType::App if !self.version.is_empty() => ("vapp_", [self.app, self.version]),
+            NodeType::App => ("app_", [self.app, ""]),
+        };
+        buf.push_str(prefix);
+        buf.push_str(self.namespace);
+        for p in parts.iter().filter(|p| !p.is_empty()) {
+            buf.push('_');
+            buf.push_str(p);
+        }
+    }
+
+    /// The internal id as a new string.
+    pub fn id(&self) -> String {
+        let mut s = String::new();
+        self.write_id(&mut s);
+        s
+    }
+
+    /// An owned copy, id included.
+    pub fn to_key(&self) -> NodeKey {
+        NodeKey {
+            id: self.id(),
+            node_type: self.node_type,
+            namespace: self.namespace.to_string(),
+            workload: self.workload.to_string(),
+            app: self.app.to_string(),
+            version: self.version.to_string(),
+            service: self.service.to_string(),
+        }
+    }
+}
+
+/// An owned node identity: [`NodeRef`] plus its id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeKey {
+    /// Internal id, e.g. `wl_bookinfo_productpage-v1`.
+    pub id: String,
+    /// Kind of node.
+    pub node_type: NodeType,
+    /// Namespace.
+    pub namespace: String,
+    /// Workload (trimmed).
+    pub workload: String,
+    /// App (trimmed).
+    pub app: String,
+    /// Version (trimmed).
+    pub version: String,
+    /// Service (trimmed).
+    pub service: String,
+}
+
+/// Classifies a node from its telemetry values and trims its fields (reference §2.4).
+///
+/// Returns `None` when none of workload, app and service is usable (Kiali fails the whole
+/// request there; we skip the sample instead).
+pub fn node_ref<'a>(
+    namespace: &'a str,
+    workload: &'a str,
+    app: &'a str,
+    version: &'a str,
+    service: &'a str,
+    graph_type: GraphType,
+) -> Option<NodeRef<'a>> {
+    let r = |node_type, workload, app, version, service| NodeRef { node_type, namespace, workload, app, version, service };
+    let trim = |s: &'a str| if s == UNKNOWN { "" } else { s };
+    if namespace == UNKNOWN && workload == UNKNOWN && app == UNKNOWN && service.is_empty() {
+        return Some(r(NodeType::Unknown, workload, app, version, service));
+    }
+    if workload == UNKNOWN && app == UNKNOWN && service == UNKNOWN {
+        return Some(r(NodeType::Service, "", "", "", service));
+    }
+    if !is_ok(workload) && !is_ok(app) && !is_ok(service) {
+        return None;
+    }
+    let service_node = || is_ok(service).then(|| r(NodeType::Service, "", "", "", service));
+    let workload_node = || r(NodeType::Workload, workload, trim(app), trim(version), "");
+    match graph_type {
+        GraphType::Workload | GraphType::Service => {
+            if is_ok(workload) {
+                Some(workload_node())
+            } else {
+                service_node()
+            }
+        }
+        GraphType::App | GraphType::VersionedApp => {
+            let versioned = graph_type == GraphType::VersionedApp;
+            if is_ok(app) {
+                if versioned && is_ok(workload) {
+                    Some(r(NodeType::App, workload, app, trim(version), ""))
+                } else if versioned && is_ok(version) {
+                    Some(r(NodeType::App, "", app, version, ""))
+                } else {
+                    Some(r(NodeType::App, "", app, "", ""))
+                }
+            } else if is_ok(workload) {
+                Some(workload_node())
+            } else {
+                service_node()
+            }
+        }
+    }
+}
+
+/// [`node_ref`], owned.
+pub fn node_key(namespace: &str, workload: &str, app: &str, version: &str, service: &str, graph_type: GraphType) -> Option<NodeKey> {
+    node_ref(namespace, workload, app, version, service, graph_type).map(|r| r.to_key())
+}
+
+/// The internal id of a service node.
+pub fn service_id(namespace: &str, service: &str) -> String {
+    format!("svc_{namespace}_{service}")
+}
+
+/// The edge labels of one series, read in one pass (a series has a dozen labels and the
+/// graph code asks for most of them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeriesLabels<'a> {
+    /// `source_workload_namespace`
+    pub src_ns: Option<&'a str>,
+    /// `source_workload`
+    pub src_wl: Option<&'a str>,
+    /// `source_app`
+    pub src_app: Option<&'a str>,
+    /// `source_version`
+    pub src_ver: Option<&'a str>,
+    /// `destination_service_namespace`
+    pub dst_svc_ns: Option<&'a str>,
+    /// `destination_service_name`
+    pub dst_svc: Option<&'a str>,
+    /// `destination_workload_namespace`
+    pub dst_wl_ns: Option<&'a str>,
+    /// `destination_workload`
+    pub dst_wl: Option<&'a str>,
+    /// `destination_app`
+    pub dst_app: Option<&'a str>,
+    /// `destination_version`
+    pub dst_ver: Option<&'a str>,
+    /// `request_protocol`
+    pub protocol: Option<&'a str>,
+    /// `response_code`
+    pub code: Option<&'a str>,
+    /// `grpc_response_status`
+    pub grpc_status: Option<&'a str>,
+    /// `connection_security_policy`
+    pub security: Option<&'a str>,
+}
+
+impl<'a> SeriesLabels<'a> {
+    /// Picks the known labels out of `l` (the first of a repeated name wins).
+    pub fn read(l: &'a [Label]) -> Self {
+        let mut s = SeriesLabels::default();
+        for x in l {
+            let slot = match x.name.as_str() {
+                labels::SRC_NS => &mut s.src_ns,
+                labels::SRC_WL => &mut s.src_wl,
+                labels::SRC_APP => &mut s.src_app,
+                labels::SRC_VER => &mut s.src_ver,
+                labels::DST_SVC_NS => &mut s.dst_svc_ns,
+                labels::DST_SVC => &mut s.dst_svc,
+                labels::DST_WL_NS => &mut s.dst_wl_ns,
+                labels::DST_WL => &mut s.dst_wl,
+                labels::DST_APP => &mut s.dst_app,
+                labels::DST_VER => &mut s.dst_ver,
+                labels::PROTOCOL => &mut s.protocol,
+                labels::CODE => &mut s.code,
+                labels::GRPC_STATUS => &mut s.grpc_status,
+                labels::SECURITY => &mut s.security,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(x.value.as_str());
+            }
+        }
+        s
+    }
+
+    /// The source node (service always empty), if identifiable.
+    pub fn source(&self, graph_type: GraphType) -> Option<NodeRef<'a>> {
+        let g = |v: Option<&'a str>| v.unwrap_or(UNKNOWN);
+        node_ref(g(self.src_ns), g(self.src_wl), g(self.src_app), g(self.src_ver), "", graph_type)
+    }
+
+    /// The destination namespace: the service namespace, else the workload namespace.
+    pub fn dest_namespace(&self) -> &'a str {
+        match self.dst_svc_ns {
+            Some(ns) if !ns.is_empty() => ns,
+            _ => self.dst_wl_ns.unwrap_or(UNKNOWN),
+        }
+    }
+
+    /// The destination node, if identifiable.
+    pub fn dest(&self, graph_type: GraphType) -> Option<NodeRef<'a>> {
+        let g = |v: Option<&'a str>| v.unwrap_or(UNKNOWN);
+        node_ref(self.dest_namespace(), g(self.dst_wl), g(self.dst_app), g(self.dst_ver), g(self.dst_svc), graph_type)
+    }
+
+    /// The hops this series is recorded on.
+    ///
+    /// Without service injection one hop; with it (and a known destination service, and a
+    /// destination that is not already a service node) two: source → service, service →
+    /// destination.
+    pub fn hops(&self, graph_type: GraphType, inject: bool) -> Hops<'a> {
+        let (Some(src), Some(dst)) = (self.source(graph_type), self.dest(graph_type)) else {
+            return Hops { nodes: [None; 3] };
+        };
+        let svc = self.dst_svc.unwrap_or("");
+        if inject && dst.node_type != NodeType::Service && is_ok(svc) {
+            let s = NodeRef {
+                node_type: NodeType::Service,
+                namespace: self.dest_namespace(),
+                workload: "",
+                app: "",
+                version: "",
+                service: svc,
+            };
+            Hops { nodes: [Some(src), Some(s), Some(dst)] }
+        } else {
+            Hops { nodes: [Some(src), Some(dst), None] }
+        }
+    }
+}
+
+/// The hops a series is recorded on: a chain of two nodes (one hop) or three (source →
+/// injected service → destination), or none when an end cannot be named.
+#[derive(Clone, Copy, Debug)]
+pub struct Hops<'a> {
+    nodes: [Option<NodeRef<'a>>; 3],
+}
+
+impl<'a> Hops<'a> {
+    /// The nodes of the chain, in order.
+    pub fn nodes(&self) -> impl Iterator<Item = &NodeRef<'a>> {
+        self.nodes.iter().map_while(Option::as_ref)
+    }
+    /// The number of hops (0, 1 or 2).
+    pub fn len(&self) -> usize {
+        self.nodes().count().saturating_sub(1)
+    }
+    /// Whether an end could not be named.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The `(source, destination)` pairs.
+    pub fn pairs(&self) -> impl Iterator<Item = (NodeRef<'a>, NodeRef<'a>)> + '_ {
+        self.nodes.windows(2).filter_map(|w| Some((w[0]?, w[1]?)))
+    }
+}
+
+/// The hops of a series ([`SeriesLabels::hops`]).
+pub fn hops(l: &[Label], graph_type: GraphType, inject: bool) -> Hops<'_> {
+    SeriesLabels::read(l).hops(graph_type, inject)
+}
+
+/// Reused buffers for the ids of a [`Hops`] chain.
+#[derive(Debug, Default)]
+pub struct IdBuf {
+    ids: [String; 3],
+    len: usize,
+}
+
+impl IdBuf {
+    /// Writes the ids of `hops`' nodes; returns `self` to read them back.
+    pub fn fill(&mut self, hops: &Hops<'_>) -> &Self {
+        self.len = 0;
+        for (n, buf) in hops.nodes().zip(self.ids.iter_mut()) {
+            n.write_id(buf);
+            self.len += 1;
+        }
+        self
+    }
+    /// The ids of the node chain last filled.
+    pub fn ids(&self) -> &[String] {
+        &self.ids[..self.len]
+    }
+    /// The `(source id, destination id)` pairs of the chain last filled.
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.ids().windows(2).map(|w| (w[0].as_str(), w[1].as_str()))
+    }
+    /// The last pair (the hop into the destination), if any.
+    pub fn last_pair(&self) -> Option<(&str, &str)> {
+        self.pairs().last()
+    }
+}
