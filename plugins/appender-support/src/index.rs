@@ -2,29 +2,35 @@
 
 use plugin_api::Graph;
 
-use crate::FastMap;
+use crate::{FastMap, HashMapExt};
 
 /// Node positions by id and edge positions by (source, target) position, built once per
 /// `apply` so that matching series to edges does not rebuild id strings per edge.
 #[derive(Debug)]
 pub struct EdgeIndex<'g> {
     nodes: FastMap<&'g str, u32>,
-    /// `(source, target, edge)` positions, sorted; one pair can carry several protocols.
-    edges: Vec<(u32, u32, u32)>,
+    /// Edge positions grouped by (source, target): one pair can carry several protocols.
+    edges: Vec<u32>,
+    /// Where each (source, target) group starts in `edges`, and its length.
+    pairs: FastMap<(u32, u32), (u32, u32)>,
 }
 
 impl<'g> EdgeIndex<'g> {
     /// Indexes `graph` as it is now; edges whose ends are not nodes are left out.
     pub fn new(graph: &'g Graph) -> Self {
         let nodes: FastMap<&str, u32> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i as u32)).collect();
-        let mut edges: Vec<(u32, u32, u32)> = graph
+        let mut ends: Vec<(u32, u32, u32)> = graph
             .edges
             .iter()
             .enumerate()
             .filter_map(|(i, e)| Some((*nodes.get(e.source.as_str())?, *nodes.get(e.target.as_str())?, i as u32)))
             .collect();
-        edges.sort_unstable();
-        EdgeIndex { nodes, edges }
+        ends.sort_unstable();
+        let mut pairs: FastMap<(u32, u32), (u32, u32)> = FastMap::with_capacity(ends.len());
+        for (at, &(s, t, _)) in ends.iter().enumerate() {
+            pairs.entry((s, t)).or_insert((at as u32, 0)).1 += 1;
+        }
+        EdgeIndex { nodes, edges: ends.into_iter().map(|(_, _, e)| e).collect(), pairs }
     }
 
     /// The position of the node with this internal id.
@@ -34,15 +40,8 @@ impl<'g> EdgeIndex<'g> {
 
     /// Positions of the edges from `source` to `target` (any protocol), by internal id.
     pub fn edges(&self, source: &str, target: &str) -> impl Iterator<Item = usize> + '_ {
-        let pair = self.nodes.get(source).zip(self.nodes.get(target)).map(|(&s, &t)| (s, t));
-        let found = match pair {
-            Some((s, t)) => {
-                let start = self.edges.partition_point(|&(a, b, _)| (a, b) < (s, t));
-                let len = self.edges[start..].iter().take_while(|&&(a, b, _)| (a, b) == (s, t)).count();
-                &self.edges[start..start + len]
-            }
-            None => &self.edges[..0],
-        };
-        found.iter().map(|&(_, _, e)| e as usize)
+        let pair = self.nodes.get(source).zip(self.nodes.get(target)).and_then(|(&s, &t)| self.pairs.get(&(s, t)));
+        let (start, len) = pair.map_or((0, 0), |&(a, n)| (a as usize, n as usize));
+        self.edges[start..start + len].iter().map(|&e| e as usize)
     }
 }

@@ -162,6 +162,47 @@ mod tests {
     }
 
     #[test]
+    fn series_labels_read_every_known_name() {
+        let names = [
+            labels::SRC_NS, labels::SRC_WL, labels::SRC_APP, labels::SRC_VER, labels::DST_SVC_NS, labels::DST_SVC,
+            labels::DST_WL_NS, labels::DST_WL, labels::DST_APP, labels::DST_VER, labels::PROTOCOL, labels::CODE,
+            labels::GRPC_STATUS, labels::SECURITY,
+        ];
+        // Decoys of the same lengths come first; a repeated name keeps its first value.
+        let mut l: Vec<Label> =
+            ["source_versioN", "response_flags", "xestination_app", "destination_workloaD"].iter().map(|n| Label::new(*n, "decoy")).collect();
+        l.extend(names.iter().map(|n| Label::new(*n, format!("v-{n}"))));
+        l.push(Label::new(labels::SRC_APP, "second"));
+        let s = SeriesLabels::read(&l);
+        let got = [
+            s.src_ns, s.src_wl, s.src_app, s.src_ver, s.dst_svc_ns, s.dst_svc, s.dst_wl_ns, s.dst_wl, s.dst_app, s.dst_ver,
+            s.protocol, s.code, s.grpc_status, s.security,
+        ];
+        for (n, v) in names.iter().zip(got) {
+            assert_eq!(v, Some(format!("v-{n}").as_str()), "{n}");
+        }
+        assert!(SeriesLabels::read(&l[..4]).src_ver.is_none() && SeriesLabels::read(&l[..4]).dst_wl.is_none());
+    }
+
+    #[test]
+    fn edge_index_finds_every_protocol_of_a_pair() {
+        use plugin_api::{Edge, Graph, Node};
+        let mut g = Graph::default();
+        for id in ["a", "b", "c"] {
+            g.nodes.push(Node::new(id, NodeType::Workload, "ns"));
+        }
+        for (s, t, p) in [("a", "b", "http"), ("b", "c", "http"), ("a", "b", "tcp"), ("a", "c", "grpc"), ("x", "b", "http")] {
+            g.edges.push(Edge::new(s, t, p));
+        }
+        let index = EdgeIndex::new(&g);
+        assert_eq!(index.edges("a", "b").collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(index.edges("a", "c").collect::<Vec<_>>(), [3]);
+        assert_eq!(index.edges("b", "a").count(), 0);
+        assert_eq!(index.edges("x", "b").count(), 0, "an edge from a missing node is not indexed");
+        assert_eq!((index.node("c"), index.node("zz")), (Some(2), None));
+    }
+
+    #[test]
     fn namespace_matchers_escape_and_join() {
         assert_eq!(namespaces_regex(&["a.b", "c"]), "a\\.b|c");
         assert_eq!(ns_in("x", &["a"]), Matcher::eq("x", "a"));

@@ -41,10 +41,15 @@ impl Fixed {
             return None;
         }
         let x = self.value * scale;
-        if x >= 1e9 || ((x - x.floor()) - 0.5).abs() < 1e-6 {
+        if x >= 1e9 {
             return None;
         }
-        let mut r = x.round() as u64;
+        // x < 1e9: the integer part fits a u32, and adding 0.5 is exact (ulp(x) <= 2^-22).
+        let whole = x as u32;
+        if ((x - f64::from(whole)) - 0.5).abs() < 1e-6 {
+            return None;
+        }
+        let mut r = (x + 0.5) as u32;
         // Digits from the right, with the point d places in and at least one integer digit.
         let mut i = buf.len();
         let mut written = 0;

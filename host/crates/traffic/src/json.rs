@@ -104,7 +104,10 @@ impl Pretty {
         self.plain(v);
     }
     fn key_hash(&mut self, k: &str, v: &Hash32) {
-        self.key_plain(k, v.as_str());
+        self.key(k);
+        self.out.push(b'"');
+        self.out.extend_from_slice(v.as_bytes());
+        self.out.push(b'"');
     }
     fn key_fixed(&mut self, k: &str, v: Fixed) {
         self.key(k);
