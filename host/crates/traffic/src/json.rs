@@ -156,10 +156,35 @@ impl Pretty {
         self.close(b'}');
     }
 
-    fn node(&mut self, o: &NodeOut<'_>) {
+    /// `{"data": {...}}`, the cytoscape element wrapper.
+    fn element(&mut self, body: impl FnOnce(&mut Self)) {
         self.open(b'{');
         self.key("data");
         self.open(b'{');
+        body(self);
+        self.close(b'}');
+        self.close(b'}');
+    }
+
+    /// `"key": [elements...]`.
+    fn elements<T>(&mut self, key: &str, items: &[T], write: fn(&mut Self, &T)) {
+        self.key(key);
+        self.open(b'[');
+        for item in items {
+            self.member();
+            self.element(|w| write(w, item));
+        }
+        self.close(b']');
+    }
+
+    /// Appenders' open fields, minus those named like the spec's own.
+    fn extras(&mut self, fields: &[plugin_api::Field]) {
+        for f in fields.iter().filter(|f| !RESERVED.contains(&f.key.as_str())) {
+            self.extra(f.key.as_str(), &f.value);
+        }
+    }
+
+    fn node(&mut self, o: &NodeOut<'_>) {
         self.key_hash("id", &o.id);
         if let Some(p) = &o.parent {
             self.key_hash("parent", p);
@@ -213,18 +238,11 @@ impl Pretty {
                 self.key_string("isServiceEntry", n.is_service_entry.as_str());
             }
             self.flag("isUnused", n.is_unused);
-            for f in n.extra.iter().filter(|f| !RESERVED.contains(&f.key.as_str())) {
-                self.extra(f.key.as_str(), &f.value);
-            }
+            self.extras(&n.extra);
         }
-        self.close(b'}');
-        self.close(b'}');
     }
 
     fn edge(&mut self, o: &EdgeOut<'_>) {
-        self.open(b'{');
-        self.key("data");
-        self.open(b'{');
         self.key_hash("id", &o.id);
         self.key_hash("source", &o.source);
         self.key_hash("target", &o.target);
@@ -235,11 +253,7 @@ impl Pretty {
         }
         self.flag("isMTLS", o.edge.is_mtls);
         self.flag("isUnused", o.is_unused);
-        for f in o.edge.extra.iter().filter(|f| !RESERVED.contains(&f.key.as_str())) {
-            self.extra(f.key.as_str(), &f.value);
-        }
-        self.close(b'}');
-        self.close(b'}');
+        self.extras(&o.edge.extra);
     }
 }
 
@@ -257,20 +271,8 @@ impl GraphOutput<'_> {
         w.key_plain("graphType", self.graph_type.as_str());
         w.key("elements");
         w.open(b'{');
-        w.key("nodes");
-        w.open(b'[');
-        for n in &self.nodes {
-            w.member();
-            w.node(n);
-        }
-        w.close(b']');
-        w.key("edges");
-        w.open(b'[');
-        for e in &self.edges {
-            w.member();
-            w.edge(e);
-        }
-        w.close(b']');
+        w.elements("nodes", &self.nodes, Pretty::node);
+        w.elements("edges", &self.edges, Pretty::edge);
         w.close(b'}');
         w.close(b'}');
         w.out
