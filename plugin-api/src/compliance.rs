@@ -26,6 +26,48 @@ use crate::{
     PluginMod_Ref, QueryResult, Sample, Series, ServiceInfo, WorkloadInfo,
 };
 
+/// The preamble of an appender crate's boundary tests: `appender()` (the first appender
+/// of the built library `lib`, loaded once per test binary), `apply()` (panics with the
+/// appender's error) and the test `passes_the_compliance_kit`.
+///
+/// ```text
+/// // tests/boundary.rs of the crate that builds libmy_appender.so
+/// plugin_api::appender_boundary_tests!("my_appender");
+/// ```
+#[macro_export]
+macro_rules! appender_boundary_tests {
+    ($lib:literal) => {
+        fn appender() -> &'static $crate::AppenderBox {
+            static A: ::std::sync::OnceLock<$crate::AppenderBox> = ::std::sync::OnceLock::new();
+            A.get_or_init(|| {
+                let path = $crate::compliance::cdylib_path($lib);
+                let mut all = $crate::compliance::load_appenders(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(!all.is_empty(), "{} carries no appender", path.display());
+                all.remove(0)
+            })
+        }
+
+        #[allow(dead_code)]
+        fn apply(req: &$crate::GraphRequest, data: &$crate::AppenderData, g: &mut $crate::Graph) {
+            if let $crate::abi_stable::std_types::RResult::RErr(e) = appender().apply(req, data, g) {
+                panic!("apply failed: {e}");
+            }
+        }
+
+        #[test]
+        fn passes_the_compliance_kit() {
+            if let Err(problems) = $crate::compliance::check(appender()) {
+                panic!("compliance: {problems:#?}");
+            }
+        }
+    };
+}
+
+/// A label list from `(name, value)` pairs.
+pub fn labels(pairs: &[(&str, &str)]) -> RVec<Label> {
+    pairs.iter().map(|(n, v)| Label::new(*n, *v)).collect()
+}
+
 /// The namespace the kit's requests ask for.
 pub const REQUESTED: &str = "compliance-a";
 /// A namespace the kit's requests do not ask for.
@@ -77,10 +119,6 @@ pub fn request(graph_type: GraphType, node_graph: bool) -> GraphRequest {
         duration_metric: "istio_request_duration_milliseconds".into(),
         duration_to_ms: 1.0,
     }
-}
-
-fn labels(pairs: &[(&str, &str)]) -> RVec<Label> {
-    pairs.iter().map(|(n, v)| Label::new(*n, *v)).collect()
 }
 
 fn workload_node(ns: &str, name: &str, app: &str, version: &str) -> Node {

@@ -1,21 +1,11 @@
 //! deadNode through the plugin boundary: the built library, loaded as the host loads it.
 #![allow(clippy::field_reassign_with_default)] // graphs are built up step by step
 
-use std::sync::OnceLock;
-
 use plugin_api::abi_stable::std_types::RResult;
-use plugin_api::compliance::{REQUESTED, cdylib_path, check, load_appenders, request};
-use plugin_api::{AppenderBox, AppenderData, ClusterData, Edge, Graph, GraphType, Label, Node, NodeType, WorkloadInfo};
+use plugin_api::compliance::{REQUESTED, request};
+use plugin_api::{AppenderData, ClusterData, Edge, Graph, GraphType, Label, Node, NodeType, WorkloadInfo};
 
-fn appender() -> &'static AppenderBox {
-    static A: OnceLock<AppenderBox> = OnceLock::new();
-    A.get_or_init(|| load_appenders(&cdylib_path("appender_dead_node")).unwrap().remove(0))
-}
-
-#[test]
-fn passes_the_compliance_kit() {
-    check(appender()).unwrap();
-}
+plugin_api::appender_boundary_tests!("appender_dead_node");
 
 fn wl(name: &str, http_in: f64) -> Node {
     let mut n = Node::new(&format!("wl_{REQUESTED}_{name}"), NodeType::Workload, REQUESTED);

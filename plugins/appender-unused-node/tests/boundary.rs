@@ -1,32 +1,10 @@
 //! unusedNode through the plugin boundary: the built library, loaded as the host loads it.
 #![allow(clippy::field_reassign_with_default)] // graphs are built up step by step
 
-use std::sync::OnceLock;
-
-use plugin_api::abi_stable::std_types::{RResult, RVec};
-use plugin_api::compliance::{REQUESTED, cdylib_path, check, load_appenders, request};
+use plugin_api::compliance::{REQUESTED, labels, request};
 use plugin_api::*;
 
-fn appender() -> &'static AppenderBox {
-    static A: OnceLock<AppenderBox> = OnceLock::new();
-    A.get_or_init(|| load_appenders(&cdylib_path("appender_unused_node")).unwrap().remove(0))
-}
-
-fn apply(req: &GraphRequest, data: &AppenderData, g: &mut Graph) {
-    match appender().apply(req, data, g) {
-        RResult::ROk(()) => {}
-        RResult::RErr(e) => panic!("apply failed: {e}"),
-    }
-}
-
-fn labels(pairs: &[(&str, &str)]) -> RVec<Label> {
-    pairs.iter().map(|(n, v)| Label::new(*n, *v)).collect()
-}
-
-#[test]
-fn passes_the_compliance_kit() {
-    check(appender()).unwrap();
-}
+plugin_api::appender_boundary_tests!("appender_unused_node");
 
 fn workloads() -> AppenderData {
     let w = |name: &str, app: &str, version: &str| WorkloadInfo {
