@@ -111,6 +111,11 @@ impl MetricsEngine {
     }
 
     /// Runs one query; joins an identical one already in flight.
+    ///
+    /// The query runs as its own task: when every caller gives up on it (a sibling query of
+    /// the same request failed first, or the client went away) it still finishes and leaves
+    /// the in-flight map. Left unpolled in the map, it would hand its old answer (an error
+    /// from an outage, or old data) to the next identical query.
     pub async fn query(self: &Arc<Self>, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
         let key = q.cache_key();
         let fut = {
@@ -120,13 +125,14 @@ impl MetricsEngine {
             } else {
                 let this = self.clone();
                 let k = key.clone();
-                let f = async move {
+                let task = tokio::spawn(async move {
                     let r = this.send(q).await;
                     this.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&k);
                     r
-                }
-                .boxed()
-                .shared();
+                });
+                let f = async move { task.await.unwrap_or_else(|_| Err(MetricsError::Internal("query task failed".into()))) }
+                    .boxed()
+                    .shared();
                 map.insert(key, f.clone());
                 f
             }
@@ -264,6 +270,56 @@ mod tests {
         engine.query(query("a")).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert_eq!(engine.queries_sent(), 3);
+    }
+
+    /// Fails query `bad` at once; answers the others slowly with the number of calls so far.
+    struct FailFast(Arc<AtomicUsize>);
+
+    impl MetricsStore for FailFast {
+        fn name(&self) -> &str {
+            "fail-fast"
+        }
+        fn configure(&mut self, _: &serde_json::Value) -> Result<(), PluginError> {
+            Ok(())
+        }
+        fn query(&self, q: &MetricQuery, _: Duration) -> Result<QueryResult, PluginError> {
+            if q.metric.as_str() == "bad" {
+                return Err(PluginError::unavailable("down"));
+            }
+            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+            std::thread::sleep(Duration::from_millis(200));
+            Ok(QueryResult {
+                series: vec![plugin_api::Series {
+                    labels: Default::default(),
+                    samples: vec![plugin_api::Sample { t: 0.0, v: n as f64 }].into(),
+                }]
+                .into(),
+            })
+        }
+        fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
+            Err(PluginError::unavailable("down"))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_query_abandoned_by_a_failed_request_is_not_replayed_later() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let backend = Arc::new(MetricsAdapter::boxed(FailFast(calls.clone())));
+        let engine = Arc::new(MetricsEngine::new(Some(backend), "fail-fast", String::new(), Duration::from_secs(5)));
+        // `bad` fails first, so the request gives up on `a` while it is still running.
+        assert!(engine.query_all(vec![query("a"), query("bad")]).await.is_err());
+        // Let the abandoned `a` finish on its own.
+        for _ in 0..50 {
+            if engine.inflight.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(engine.inflight.lock().unwrap_or_else(|e| e.into_inner()).is_empty(), "the abandoned query left the map");
+        // A later identical query is sent again and gets a fresh answer, not the old one.
+        let r = engine.query(query("a")).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(r.series[0].samples[0].v, 2.0, "the second call's answer");
     }
 
     #[tokio::test]

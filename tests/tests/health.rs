@@ -144,7 +144,9 @@ fn check_all_health(m: &Meshlens, expected: &Value) {
         ("workload", WORKLOADS, "workload", Some("workload"), "namespace"),
         ("service", SERVICES, "service_name", None, "service_namespace"),
     ] {
-        let v = m.get(&format!("/api/namespaces/bookinfo/health?type={ty}")).json();
+        let r = m.get(&format!("/api/namespaces/bookinfo/health?type={ty}"));
+        assert_eq!(r.status, 200, "{ty}: {}", r.text());
+        let v = r.json();
         let map = v.as_object().unwrap_or_else(|| panic!("{ty}: {v}"));
         assert_eq!(map.len(), names.len(), "{ty}: {:?}", map.keys().collect::<Vec<_>>());
         for name in names {
@@ -244,7 +246,9 @@ fn a_stopped_prometheus_gives_503_and_answers_recover_after_restart() {
     assert_eq!(r.json()["code"], 503);
     assert_eq!(m.get("/api/namespaces/bookinfo/health").status, 503);
     prom.restart();
-    // Bounded wait for the restarted server to serve queries again.
+    // Bounded wait for the restarted server to serve queries again. Every other operation
+    // must then answer at once: queries abandoned during the outage (a sibling failed
+    // first) must not replay their old errors (this caught that in the metrics engine).
     let mut status = 0;
     for _ in 0..100 {
         status = m.get(path).status;
