@@ -159,6 +159,8 @@ fn main() {
         ser.push(s0.elapsed());
         assert!(again == json, "the direct writer and serde_json disagree");
     }
+    // This host's speed drifts by a third between runs; the fastest run shows the code's cost.
+    let (fmin, smin) = (full.iter().min().copied().unwrap_or_default(), ser.iter().min().copied().unwrap_or_default());
     let (f, s) = (median(full), median(ser));
     let per = |d: Duration| d.as_secs_f64() * 1000.0 / RUNS as f64;
     println!("graph_build: {nodes} nodes, {edges} edges, {:.1} MB of JSON, median of {RUNS} runs", size as f64 / 1e6);
@@ -172,7 +174,7 @@ fn main() {
     );
     let each: Vec<String> = order.iter().zip(&per_appender).map(|(n, d)| format!("{n} {:.1}", per(*d))).collect();
     println!("  appenders (mean ms): {}", each.join(", "));
-    println!("  build + appenders + JSON: {:.1} ms (target < 100 ms)", f.as_secs_f64() * 1000.0);
-    println!("  serde_json of the same output alone: {:.1} ms", s.as_secs_f64() * 1000.0);
+    println!("  build + appenders + JSON: {:.1} ms, fastest {:.1} ms (target < 100 ms)", f.as_secs_f64() * 1000.0, fmin.as_secs_f64() * 1000.0);
+    println!("  serde_json of the same output alone: {:.1} ms, fastest {:.1} ms", s.as_secs_f64() * 1000.0, smin.as_secs_f64() * 1000.0);
     println!("  ratio: {:.2}x (target within 3x)", f.as_secs_f64() / s.as_secs_f64());
 }
