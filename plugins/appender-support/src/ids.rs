@@ -57,38 +57,6 @@ impl NodeRef<'_> {
         self.write_id(&mut s);
         s
     }
-
-    /// An owned copy, id included.
-    pub fn to_key(&self) -> NodeKey {
-        NodeKey {
-            id: self.id(),
-            node_type: self.node_type,
-            namespace: self.namespace.to_string(),
-            workload: self.workload.to_string(),
-            app: self.app.to_string(),
-            version: self.version.to_string(),
-            service: self.service.to_string(),
-        }
-    }
-}
-
-/// An owned node identity: [`NodeRef`] plus its id.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeKey {
-    /// Internal id, e.g. `wl_bookinfo_productpage-v1`.
-    pub id: String,
-    /// Kind of node.
-    pub node_type: NodeType,
-    /// Namespace.
-    pub namespace: String,
-    /// Workload (trimmed).
-    pub workload: String,
-    /// App (trimmed).
-    pub app: String,
-    /// Version (trimmed).
-    pub version: String,
-    /// Service (trimmed).
-    pub service: String,
 }
 
 /// Classifies a node from its telemetry values and trims its fields (reference §2.4).
@@ -143,16 +111,6 @@ pub fn node_ref<'a>(
     }
 }
 
-/// [`node_ref`], owned.
-pub fn node_key(namespace: &str, workload: &str, app: &str, version: &str, service: &str, graph_type: GraphType) -> Option<NodeKey> {
-    node_ref(namespace, workload, app, version, service, graph_type).map(|r| r.to_key())
-}
-
-/// The internal id of a service node.
-pub fn service_id(namespace: &str, service: &str) -> String {
-    format!("svc_{namespace}_{service}")
-}
-
 /// The edge labels of one series, read in one pass (a series has a dozen labels and the
 /// graph code asks for most of them).
 #[derive(Clone, Copy, Debug, Default)]
@@ -192,34 +150,43 @@ impl<'a> SeriesLabels<'a> {
     pub fn read(l: &'a [Label]) -> Self {
         let mut s = SeriesLabels::default();
         for x in l {
-            let name = x.name.as_str();
-            // By length first: most names are told apart without comparing bytes, and a
-            // series is read once per pass over tens of thousands of them.
-            let (want, slot) = match name.len() {
-                10 => (labels::SRC_APP, &mut s.src_app),
-                13 => (labels::CODE, &mut s.code),
-                14 => (labels::SRC_VER, &mut s.src_ver),
-                15 if name.as_bytes()[0] == b's' => (labels::SRC_WL, &mut s.src_wl),
-                15 => (labels::DST_APP, &mut s.dst_app),
-                16 => (labels::PROTOCOL, &mut s.protocol),
-                19 => (labels::DST_VER, &mut s.dst_ver),
-                20 if name.as_bytes()[0] == b'd' => (labels::DST_WL, &mut s.dst_wl),
-                20 => (labels::GRPC_STATUS, &mut s.grpc_status),
-                24 => (labels::DST_SVC, &mut s.dst_svc),
-                25 => (labels::SRC_NS, &mut s.src_ns),
-                26 => (labels::SECURITY, &mut s.security),
-                29 => (labels::DST_SVC_NS, &mut s.dst_svc_ns),
-                30 => (labels::DST_WL_NS, &mut s.dst_wl_ns),
-                _ => continue,
-            };
-            if name != want {
-                continue;
-            }
-            if slot.is_none() {
+            if let Some(slot) = s.slot(x.name.as_str())
+                && slot.is_none()
+            {
                 *slot = Some(x.value.as_str());
             }
         }
         s
+    }
+
+    /// The value of a known label name (`None` for a name this struct does not hold).
+    pub fn get(&self, name: &str) -> Option<&'a str> {
+        let mut copy = *self;
+        copy.slot(name).and_then(|v| *v)
+    }
+
+    /// The field holding label `name`, if it is one of the known names.
+    fn slot(&mut self, name: &str) -> Option<&mut Option<&'a str>> {
+        // By length first: most names are told apart without comparing bytes, and a series
+        // is read once per pass over tens of thousands of them.
+        let (want, slot) = match name.len() {
+            10 => (labels::SRC_APP, &mut self.src_app),
+            13 => (labels::CODE, &mut self.code),
+            14 => (labels::SRC_VER, &mut self.src_ver),
+            15 if name.as_bytes()[0] == b's' => (labels::SRC_WL, &mut self.src_wl),
+            15 => (labels::DST_APP, &mut self.dst_app),
+            16 => (labels::PROTOCOL, &mut self.protocol),
+            19 => (labels::DST_VER, &mut self.dst_ver),
+            20 if name.as_bytes()[0] == b'd' => (labels::DST_WL, &mut self.dst_wl),
+            20 => (labels::GRPC_STATUS, &mut self.grpc_status),
+            24 => (labels::DST_SVC, &mut self.dst_svc),
+            25 => (labels::SRC_NS, &mut self.src_ns),
+            26 => (labels::SECURITY, &mut self.security),
+            29 => (labels::DST_SVC_NS, &mut self.dst_svc_ns),
+            30 => (labels::DST_WL_NS, &mut self.dst_wl_ns),
+            _ => return None,
+        };
+        (name == want).then_some(slot)
     }
 
     /// The source node (service always empty), if identifiable.

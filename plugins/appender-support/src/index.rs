@@ -33,11 +33,6 @@ impl<'g> EdgeIndex<'g> {
         EdgeIndex { nodes, edges: ends.into_iter().map(|(_, _, e)| e).collect(), pairs }
     }
 
-    /// The position of the node with this internal id.
-    pub fn node(&self, id: &str) -> Option<usize> {
-        self.nodes.get(id).map(|&i| i as usize)
-    }
-
     /// Positions of the edges from `source` to `target` (any protocol), by internal id.
     pub fn edges(&self, source: &str, target: &str) -> impl Iterator<Item = usize> + '_ {
         let pair = self.nodes.get(source).zip(self.nodes.get(target)).and_then(|(&s, &t)| self.pairs.get(&(s, t)));

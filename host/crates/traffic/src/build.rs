@@ -67,21 +67,7 @@ impl Builder {
             TrafficKind::Requests => &HTTP_REQUIRED,
             TrafficKind::TcpBytes => &TCP_REQUIRED,
         };
-        let has = |n: &str| match n {
-            SRC_NS => sl.src_ns.is_some(),
-            SRC_WL => sl.src_wl.is_some(),
-            SRC_APP => sl.src_app.is_some(),
-            SRC_VER => sl.src_ver.is_some(),
-            DST_SVC_NS => sl.dst_svc_ns.is_some(),
-            DST_SVC => sl.dst_svc.is_some(),
-            DST_WL => sl.dst_wl.is_some(),
-            DST_APP => sl.dst_app.is_some(),
-            DST_VER => sl.dst_ver.is_some(),
-            PROTOCOL => sl.protocol.is_some(),
-            CODE => sl.code.is_some(),
-            _ => label_value(l, n).is_some(),
-        };
-        if let Some(missing) = required.iter().find(|n| !has(n)) {
+        if let Some(missing) = required.iter().find(|n| sl.get(n).is_none()) {
             tracing::warn!(label = missing, "skipping a traffic sample without the label");
             return;
         }
