@@ -221,20 +221,27 @@ mod tests {
 
     use super::*;
 
-    /// Counts calls and answers slowly, so concurrent callers overlap.
-    struct Slow(Arc<AtomicUsize>);
+    /// Fails metric `bad` at once; answers any other after 200 ms (so concurrent callers
+    /// overlap) with `value(metric, call number)`, counting the calls it answers.
+    struct Stub {
+        calls: Arc<AtomicUsize>,
+        value: fn(&str, usize) -> f64,
+    }
 
-    impl MetricsStore for Slow {
+    impl MetricsStore for Stub {
         fn name(&self) -> &str {
-            "slow"
+            "stub"
         }
         fn configure(&mut self, _: &serde_json::Value) -> Result<(), PluginError> {
             Ok(())
         }
         fn query(&self, q: &MetricQuery, _: Duration) -> Result<QueryResult, PluginError> {
-            self.0.fetch_add(1, Ordering::SeqCst);
+            if q.metric.as_str() == "bad" {
+                return Err(PluginError::unavailable("down"));
+            }
+            let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
             std::thread::sleep(Duration::from_millis(200));
-            let v = if q.metric.as_str() == "a" { 1.0 } else { 2.0 };
+            let v = (self.value)(q.metric.as_str(), n);
             Ok(QueryResult {
                 series: vec![plugin_api::Series { labels: Default::default(), samples: vec![plugin_api::Sample { t: 0.0, v }].into() }]
                     .into(),
@@ -243,6 +250,12 @@ mod tests {
         fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
             Err(PluginError::unavailable("down"))
         }
+    }
+
+    fn engine(value: fn(&str, usize) -> f64) -> (Arc<MetricsEngine>, Arc<AtomicUsize>) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let backend = Arc::new(MetricsAdapter::boxed(Stub { calls: calls.clone(), value }));
+        (Arc::new(MetricsEngine::new(Some(backend), "stub", String::new(), Duration::from_secs(5))), calls)
     }
 
     fn query(metric: &str) -> MetricQuery {
@@ -259,9 +272,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn identical_queries_in_flight_together_are_sent_once() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let backend = Arc::new(MetricsAdapter::boxed(Slow(calls.clone())));
-        let engine = Arc::new(MetricsEngine::new(Some(backend), "slow", String::new(), Duration::from_secs(5)));
+        let (engine, calls) = engine(|metric, _| if metric == "a" { 1.0 } else { 2.0 });
         let results = engine.query_all(vec![query("a"), query("a"), query("b"), query("a"), query("b")]).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2, "two distinct queries, each sent once");
         let values: Vec<f64> = results.iter().map(|r| r.series[0].samples[0].v).collect();
@@ -272,40 +283,10 @@ mod tests {
         assert_eq!(engine.queries_sent(), 3);
     }
 
-    /// Fails query `bad` at once; answers the others slowly with the number of calls so far.
-    struct FailFast(Arc<AtomicUsize>);
-
-    impl MetricsStore for FailFast {
-        fn name(&self) -> &str {
-            "fail-fast"
-        }
-        fn configure(&mut self, _: &serde_json::Value) -> Result<(), PluginError> {
-            Ok(())
-        }
-        fn query(&self, q: &MetricQuery, _: Duration) -> Result<QueryResult, PluginError> {
-            if q.metric.as_str() == "bad" {
-                return Err(PluginError::unavailable("down"));
-            }
-            let n = self.0.fetch_add(1, Ordering::SeqCst) + 1;
-            std::thread::sleep(Duration::from_millis(200));
-            Ok(QueryResult {
-                series: vec![plugin_api::Series {
-                    labels: Default::default(),
-                    samples: vec![plugin_api::Sample { t: 0.0, v: n as f64 }].into(),
-                }]
-                .into(),
-            })
-        }
-        fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
-            Err(PluginError::unavailable("down"))
-        }
-    }
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_query_abandoned_by_a_failed_request_is_not_replayed_later() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let backend = Arc::new(MetricsAdapter::boxed(FailFast(calls.clone())));
-        let engine = Arc::new(MetricsEngine::new(Some(backend), "fail-fast", String::new(), Duration::from_secs(5)));
+        // Each answer is its call number, so an old answer shows.
+        let (engine, calls) = engine(|_, call| call as f64);
         // `bad` fails first, so the request gives up on `a` while it is still running.
         assert!(engine.query_all(vec![query("a"), query("bad")]).await.is_err());
         // Let the abandoned `a` finish on its own.

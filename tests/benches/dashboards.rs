@@ -7,18 +7,9 @@
 use std::time::{Duration, Instant};
 
 use integration_tests::{
-    prometheus::{PromServer, fixture, http_get},
+    prometheus::{PromServer, fixture, http_get, percent_encode},
     server::{Meshlens, plugin_dir},
 };
-
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
 
 /// Prometheus's own count of range queries it answered.
 fn range_queries_answered(prom: &PromServer) -> f64 {
@@ -98,7 +89,7 @@ fn main() {
             let handles: Vec<_> = direct
                 .iter()
                 .map(|q| {
-                    let p = format!("/api/v1/query_range?query={}&start={start}&end={end}&step={step}", encode(q));
+                    let p = format!("/api/v1/query_range?query={}&start={start}&end={end}&step={step}", percent_encode(q));
                     s.spawn(move || http_get(port, &p).map(|(st, _)| st))
                 })
                 .collect();

@@ -25,6 +25,8 @@ use std::{
 
 use plugin_api::{MetricsBackendBox, PluginMod_Ref};
 
+use crate::server::workspace_root;
+
 /// Finds a program on PATH; panics naming the Debian package when it is missing.
 pub fn tool(name: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -38,11 +40,6 @@ pub fn tool(name: &str) -> PathBuf {
         "`{name}` was not found on PATH. The Prometheus tests need Debian's `prometheus` package: \
          apt-get install -y --no-install-recommends prometheus (scripts/test.sh does this)"
     );
-}
-
-/// The workspace root (for scripts/).
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
 /// Generated traffic and its backfilled TSDB blocks.
@@ -313,6 +310,16 @@ impl Drop for PromServer {
             let _ = child.wait();
         }
     }
+}
+
+/// Percent-encodes a query-string value (a PromQL query sent straight to Prometheus).
+pub fn percent_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// A minimal HTTP/1.0 GET on 127.0.0.1 (no TLS stack needed): `(status, body)`.

@@ -99,6 +99,22 @@ pub fn plugin_dir(packages: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// A config on 127.0.0.1:0 with anonymous auth, plugins from `plugins`, the given
+/// `[cluster]` lines and no metrics backend (what validations need).
+pub fn cluster_only_config(cluster: &str, plugins: &Path) -> String {
+    format!(
+        "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n[cluster]\n{cluster}\n",
+        plugins.display()
+    )
+}
+
+/// meshlens on the demo manifests (snapshot source), with no plugins and no metrics backend.
+pub fn demo_snapshot_server() -> Meshlens {
+    let plugins = tempfile::tempdir().expect("temp dir");
+    let cfg = cluster_only_config("source = \"snapshot\"\nsnapshot = [\"config/demo\"]", plugins.path());
+    Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts")
+}
+
 /// A running meshlens process; killed on drop.
 pub struct Meshlens {
     child: Child,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use integration_tests::{
-    prometheus::{Fixture, PromServer, fixture, http_get},
+    prometheus::{Fixture, PromServer, fixture, http_get, percent_encode},
     server::{Meshlens, Response, plugin_dir},
 };
 use serde_json::Value;
@@ -40,19 +40,9 @@ fn setup() -> Setup {
 
 type Labels = BTreeMap<String, String>;
 
-/// Percent-encodes a query-string value.
-fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// An instant PromQL query sent straight to Prometheus: (labels, value) per series.
 fn promql(prom: &PromServer, query: &str, t: f64) -> Vec<(Labels, f64)> {
-    let path = format!("/api/v1/query?query={}&time={t}", encode(query));
+    let path = format!("/api/v1/query?query={}&time={t}", percent_encode(query));
     let (status, text) = http_get(prom.port(), &path).unwrap_or_else(|| panic!("Prometheus did not answer {query}"));
     let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!((status, &body["status"]), (200, &Value::from("success")), "{query}: {body}");

@@ -199,6 +199,15 @@ fn health_matches_the_generated_traffic_on_the_embedded_store() {
     check_all_health(&m, &f.expected);
 }
 
+/// GETs `path`, expecting `status` with the spec's `{code, message}` body.
+fn error_body(m: &Meshlens, path: &str, status: u16) -> Value {
+    let r = m.get(path);
+    assert_eq!(r.status, status, "{path}: {}", r.text());
+    let body = r.json();
+    assert_eq!(body["code"], status);
+    body
+}
+
 #[test]
 fn bad_parameters_and_missing_objects() {
     let f = demo();
@@ -211,10 +220,7 @@ fn bad_parameters_and_missing_objects() {
         "/api/namespaces/bookinfo/workloads/reviews-v1/health?rateInterval=5x",
         "/api/namespaces/nowhere/health",
     ] {
-        let r = m.get(path);
-        assert_eq!(r.status, 400, "{path}: {}", r.text());
-        let body = r.json();
-        assert_eq!(body["code"], 400);
+        let body = error_body(&m, path, 400);
         assert!(!body["message"].as_str().unwrap_or_default().contains("ten"), "no echo: {body}");
     }
     let types = m.get("/api/namespaces/bookinfo/health?type=pods").json();
@@ -227,9 +233,7 @@ fn bad_parameters_and_missing_objects() {
         "/api/namespaces/nowhere/apps/reviews/health",
         "/api/namespaces/kube-system/apps/kube-dns/health",
     ] {
-        let r = m.get(path);
-        assert_eq!(r.status, 404, "{path}: {}", r.text());
-        assert_eq!(r.json()["code"], 404);
+        error_body(&m, path, 404);
     }
 }
 

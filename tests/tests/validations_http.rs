@@ -1,22 +1,8 @@
 //! The three validation operations through the real binary on the demo mesh (snapshot
 //! source): the broken VirtualService, shapes, and the 400/404 bodies.
 
-use integration_tests::server::{Meshlens, Response};
+use integration_tests::server::{Response, demo_snapshot_server};
 use serde_json::json;
-
-/// No plugins and no metrics backend: validations need neither.
-fn config(cluster: &str, plugins: &std::path::Path) -> String {
-    format!(
-        "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n[cluster]\n{cluster}\n",
-        plugins.display()
-    )
-}
-
-fn snapshot_server() -> Meshlens {
-    let plugins = tempfile::tempdir().unwrap();
-    let cfg = config("source = \"snapshot\"\nsnapshot = [\"config/demo\"]", plugins.path());
-    Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts")
-}
 
 fn error_body(r: &Response, status: u16) -> String {
     assert_eq!(r.status, status, "{}", r.text());
@@ -28,7 +14,7 @@ fn error_body(r: &Response, status: u16) -> String {
 
 #[test]
 fn namespace_validations_report_the_broken_virtual_service() {
-    let m = snapshot_server();
+    let m = demo_snapshot_server();
     for prefix in ["", "/api"] {
         let r = m.get(&format!("{prefix}/namespaces/bookinfo/mesh_validations"));
         assert_eq!(r.status, 200, "{}", r.text());
@@ -69,7 +55,7 @@ fn namespace_validations_report_the_broken_virtual_service() {
 
 #[test]
 fn object_and_service_validations_and_their_errors() {
-    let m = snapshot_server();
+    let m = demo_snapshot_server();
     let r = m.get("/api/namespaces/bookinfo/mesh/virtualservices/ratings/mesh_validations");
     assert_eq!(r.status, 200);
     let body = r.json();

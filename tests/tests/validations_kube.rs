@@ -5,23 +5,9 @@ use std::path::PathBuf;
 
 use integration_tests::{
     kube_api::{KubeApi, Options, read_fixtures},
-    server::{Meshlens, workspace_root},
+    server::{Meshlens, cluster_only_config, demo_snapshot_server, workspace_root},
 };
 use serde_json::Value;
-
-/// No plugins and no metrics backend: validations need neither.
-fn config(cluster: &str, plugins: &std::path::Path) -> String {
-    format!(
-        "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n[cluster]\n{cluster}\n",
-        plugins.display()
-    )
-}
-
-fn snapshot_server() -> Meshlens {
-    let plugins = tempfile::tempdir().unwrap();
-    let cfg = config("source = \"snapshot\"\nsnapshot = [\"config/demo\"]", plugins.path());
-    Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts")
-}
 
 /// Every validation answer of the demo, by path.
 fn answers(m: &Meshlens) -> Vec<(String, u16, Value)> {
@@ -49,13 +35,13 @@ async fn kube_and_snapshot_sources_give_the_same_validations() {
     let kubeconfig = api.write_kubeconfig(dir.path());
     let (kube, snapshot) = tokio::task::spawn_blocking(move || {
         let plugins = tempfile::tempdir().unwrap();
-        let cfg = config(
+        let cfg = cluster_only_config(
             &format!("source = \"kube\"\nkubeconfig = \"{}\"\nsync_timeout = \"20s\"", kubeconfig.display()),
             plugins.path(),
         );
         let kube = Meshlens::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts on kube");
         let kube_answers = answers(&kube);
-        (kube_answers, answers(&snapshot_server()))
+        (kube_answers, answers(&demo_snapshot_server()))
     })
     .await
     .unwrap();
