@@ -11,6 +11,10 @@ use meshlens::{
     state::AppState,
 };
 
+// See the workspace manifest for why.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "usage: meshlens [serve|plugins] [--config FILE]";
 
 enum Command {

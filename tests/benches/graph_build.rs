@@ -5,6 +5,10 @@
 //!
 //! `cargo bench -p integration-tests --bench graph_build` prints the figures.
 
+// The service's allocator (host/src/main.rs), so that the figures are the service's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::{Duration, Instant};
 
 use integration_tests::server::plugin_library;
