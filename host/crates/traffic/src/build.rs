@@ -45,8 +45,26 @@ struct Builder {
     ids: IdBuf,
 }
 
-const HTTP_REQUIRED: [&str; 11] = [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC_NS, DST_SVC, DST_WL, DST_APP, DST_VER, PROTOCOL, CODE];
-const TCP_REQUIRED: [&str; 8] = [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC, DST_WL, DST_APP, DST_VER];
+/// The first label a traffic sample of `kind` needs and lacks. Fields, not names, are
+/// checked: this runs once per series.
+fn first_missing(sl: &SeriesLabels<'_>, kind: TrafficKind) -> Option<&'static str> {
+    let both = [
+        (SRC_NS, sl.src_ns),
+        (SRC_WL, sl.src_wl),
+        (SRC_APP, sl.src_app),
+        (SRC_VER, sl.src_ver),
+        (DST_SVC, sl.dst_svc),
+        (DST_WL, sl.dst_wl),
+        (DST_APP, sl.dst_app),
+        (DST_VER, sl.dst_ver),
+    ];
+    let requests = [(DST_SVC_NS, sl.dst_svc_ns), (PROTOCOL, sl.protocol), (CODE, sl.code)];
+    let extra: &[_] = match kind {
+        TrafficKind::Requests => &requests,
+        TrafficKind::TcpBytes => &[],
+    };
+    both.iter().chain(extra).find(|(_, v)| v.is_none()).map(|(n, _)| *n)
+}
 
 impl Builder {
     fn new(graph_type: GraphType, inject: bool) -> Self {
@@ -63,11 +81,7 @@ impl Builder {
 
     fn add(&mut self, l: &[Label], v: f64, kind: TrafficKind) {
         let sl = SeriesLabels::read(l);
-        let required: &[&str] = match kind {
-            TrafficKind::Requests => &HTTP_REQUIRED,
-            TrafficKind::TcpBytes => &TCP_REQUIRED,
-        };
-        if let Some(missing) = required.iter().find(|n| sl.get(n).is_none()) {
+        if let Some(missing) = first_missing(&sl, kind) {
             tracing::warn!(label = missing, "skipping a traffic sample without the label");
             return;
         }

@@ -10,6 +10,7 @@ use plugin_api::{Edge, Graph, GraphType, Node, NodeType, Value};
 
 use crate::fixed::Fixed;
 use crate::options::{GraphOptions, GroupBy};
+use crate::par::map_chunks;
 
 /// A public id: the lowercase hex MD5 of an internal id, a box key or an edge key. Kept
 /// inline (ids are copied into every edge and compared while sorting).
@@ -227,7 +228,7 @@ impl<'a> GraphOutput<'a> {
     /// Prepares the response for `graph` (ids, traffic, boxes, order).
     pub fn new(opts: &GraphOptions, graph: &'a Graph) -> Self {
         let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
-        let hashes: Vec<Hash32> = graph.nodes.iter().map(|n| Hash32::of(&[n.id.as_bytes()])).collect();
+        let hashes: Vec<Hash32> = map_chunks(&graph.nodes, |_, c| c.iter().map(|n| Hash32::of(&[n.id.as_bytes()])).collect::<Vec<_>>()).concat();
         // Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
         let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
         let ends: Vec<Option<(usize, usize)>> =
@@ -245,24 +246,23 @@ impl<'a> GraphOutput<'a> {
             .map(|(n, &id)| NodeOut { id, parent: None, is_group: "", node: Some(n), box_fields: None, traffic: node_traffic(n) })
             .collect();
         add_boxes(opts, &mut nodes);
-        let nodes = sorted(nodes, sort_key, |a, b| a.id.cmp(&b.id));
-        let edges: Vec<EdgeOut<'a>> = graph
-            .edges
-            .iter()
-            .zip(ends)
-            .filter_map(|(e, ends)| {
-                let (s, t) = ends?;
-                let (source, target) = (hashes[s], hashes[t]);
-                Some(EdgeOut {
-                    id: Hash32::of(&[source.as_bytes(), b".", target.as_bytes(), b".", e.protocol.as_bytes()]),
-                    source,
-                    target,
-                    edge: e,
-                    traffic: edge_traffic(e, out_total[s]),
-                    is_unused: graph.nodes[s].is_unused,
-                })
+        let nodes = sort_nodes(nodes);
+        let edge_out = |e: &'a Edge, ends: Option<(usize, usize)>| {
+            let (s, t) = ends?;
+            let (source, target) = (hashes[s], hashes[t]);
+            Some(EdgeOut {
+                id: Hash32::of(&[source.as_bytes(), b".", target.as_bytes(), b".", e.protocol.as_bytes()]),
+                source,
+                target,
+                edge: e,
+                traffic: edge_traffic(e, out_total[s]),
+                is_unused: graph.nodes[s].is_unused,
             })
-            .collect();
+        };
+        let edges: Vec<EdgeOut<'a>> = map_chunks(&graph.edges, |start, c| {
+            c.iter().zip(&ends[start..]).filter_map(|(e, &ends)| edge_out(e, ends)).collect::<Vec<_>>()
+        })
+        .concat();
         // By source, target and id; the first half of each hash nearly always decides.
         let edges = sorted(edges, |e| (e.source.prefix(), e.target.prefix(), e.id.prefix()), |a, b| {
             (&a.source, &a.target, &a.id).cmp(&(&b.source, &b.target, &b.id))
@@ -297,6 +297,42 @@ impl<'a> NodeOut<'a> {
     pub fn node_type(&self) -> &'static str {
         self.node.map(|n| n.node_type.as_str()).unwrap_or(NodeType::App.as_str())
     }
+}
+
+/// Nodes in [`sort_key`] order, then by id.
+///
+/// Comparing six strings per step was a quarter of the output time on 10,000 nodes, so the
+/// sort runs on integers (namespace rank, then short names encoded exactly) and compares
+/// strings only where those tie.
+fn sort_nodes(nodes: Vec<NodeOut<'_>>) -> Vec<NodeOut<'_>> {
+    let mut namespaces: Vec<&str> = nodes.iter().map(|n| sort_key(n).0).collect();
+    namespaces.sort_unstable();
+    namespaces.dedup();
+    let rank: FastMap<&str, u32> = namespaces.iter().zip(0..).map(|(&n, i)| (n, i)).collect();
+    let key = |n: &NodeOut<'_>| {
+        let k = sort_key(n);
+        let ns = rank.get(k.0).copied().unwrap_or(u32::MAX);
+        // After a name too long to encode exactly, later names must not decide the order.
+        let mut names = [0u128; 4];
+        for (slot, s) in names.iter_mut().zip([k.2, k.3, k.4, k.5]) {
+            *slot = short_name(s);
+            if s.len() > 8 {
+                break;
+            }
+        }
+        (ns, std::cmp::Reverse(short_name(k.1.0)), names)
+    };
+    sorted(nodes, key, |a, b| sort_key(a).cmp(&sort_key(b)).then_with(|| a.id.cmp(&b.id)))
+}
+
+/// The first 8 bytes of `s` (zero-padded, big-endian), then its length capped at 9: for
+/// names of up to 8 bytes this orders exactly as the names do; longer names with the same
+/// first 8 bytes tie (and are compared as strings).
+fn short_name(s: &str) -> u128 {
+    let mut b = [0u8; 8];
+    let n = s.len().min(8);
+    b[..n].copy_from_slice(&s.as_bytes()[..n]);
+    (u128::from(u64::from_be_bytes(b)) << 8) | s.len().min(9) as u128
 }
 
 /// Namespace, boxes first, app, version, service, workload.

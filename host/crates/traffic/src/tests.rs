@@ -337,3 +337,71 @@ fn json_writer_matches_serde_byte_for_byte() {
     let out = GraphOutput::new(&o, &empty);
     assert_eq!(out.to_json(), serde_json::to_vec_pretty(&out).unwrap());
 }
+
+/// A graph big enough that ids and JSON are made on several threads: every id still belongs
+/// to its own element, in order, and the JSON is still serde's.
+#[test]
+fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
+    let (namespaces, workloads) = (100, 60);
+    let mut series = RVec::new();
+    for n in 0..namespaces {
+        let ns = format!("ns-{n}");
+        for w in 0..workloads {
+            let (src, dst) = ((w + 1) % workloads, w);
+            let (sw, dw, sa, da) = (format!("w{src}-v1"), format!("w{dst}-v1"), format!("w{src}"), format!("w{dst}"));
+            series.push(s((&ns, &sw, &sa, "v1"), (&ns, &da, &dw, &da, "v1"), "http", "200", None, 1.0 + w as f64));
+        }
+    }
+    let o = options(&[("namespaces", "ns-0"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
+    let plan = traffic_plan(&o);
+    let mut results = vec![QueryResult::default(); plan.len()];
+    results[2].series = series;
+    let mut g = build_graph(&o, &plan, &results);
+    finish(&o, &mut g, &|_| true);
+    let out = GraphOutput::new(&o, &g);
+    assert!(out.nodes.len() >= 6000 && out.edges.len() >= 6000, "{} nodes, {} edges", out.nodes.len(), out.edges.len());
+    for n in &out.nodes {
+        let node = n.node.expect("no boxes in a workload graph");
+        assert_eq!(n.id.as_str(), md5_hex(node.id.as_str()));
+    }
+    for e in &out.edges {
+        assert_eq!(e.source.as_str(), md5_hex(e.edge.source.as_str()));
+        assert_eq!(e.target.as_str(), md5_hex(e.edge.target.as_str()));
+    }
+    assert_eq!(out.to_json(), serde_json::to_vec_pretty(&out).unwrap());
+}
+
+/// Names that share their first 8 bytes (or are prefixes of each other) still sort as
+/// strings: the integer pre-sort must hand such ties to the full comparison.
+#[test]
+fn nodes_sort_by_whole_names_past_a_shared_prefix() {
+    let namespaces = ["team-alpha-prod", "team-alpha", "team-alpha-prod-2", "team-alph"];
+    let apps = ["reviews-service-b", "reviews-service", "reviews-service-a", "reviews", "reviews\u{0}x"];
+    let mut series = RVec::new();
+    for ns in namespaces {
+        for (i, app) in apps.iter().enumerate() {
+            let callee = apps[(i + 1) % apps.len()];
+            for ver in ["v10", "v1", "v1-canary"] {
+                let (sw, dw) = (format!("{app}-{ver}"), format!("{callee}-{ver}"));
+                series.push(s((ns, &sw, app, ver), (ns, callee, &dw, callee, ver), "http", "200", None, 1.0));
+            }
+        }
+    }
+    let o = options(&[("namespaces", "team-alpha"), ("graphType", "versionedApp"), ("groupBy", "app")]);
+    let plan = traffic_plan(&o);
+    let mut results = vec![QueryResult::default(); plan.len()];
+    results[2].series = series;
+    let mut g = build_graph(&o, &plan, &results);
+    finish(&o, &mut g, &|_| true);
+    let v: Value = serde_json::from_slice(&GraphOutput::new(&o, &g).to_json()).unwrap();
+    let nodes: Vec<&Value> = v["elements"]["nodes"].as_array().unwrap().iter().map(|n| &n["data"]).collect();
+    assert!(nodes.len() > 60 && nodes.iter().any(|d| d["isGroup"] == "app"), "{} nodes", nodes.len());
+    let key = |d: &Value| {
+        let f = |k: &str| d[k].as_str().unwrap_or("").to_string();
+        (f("namespace"), d["isGroup"].is_null(), f("app"), f("version"), f("service"), f("workload"), f("id"))
+    };
+    let keys: Vec<_> = nodes.iter().map(|d| key(d)).collect();
+    let mut want = keys.clone();
+    want.sort();
+    assert_eq!(keys, want);
+}
