@@ -110,3 +110,32 @@ fn with_service_nodes_only_the_service_hop_gets_a_value() {
     assert_eq!(g.edges[0].response_time.into_option(), Some(0.0));
     assert_eq!(g.edges[1].response_time.into_option(), Some(12.0));
 }
+
+/// Results big enough to be matched on several threads: every edge still gets exactly its
+/// own slowest quantile, wherever its series fell in the result.
+#[test]
+fn a_big_result_gives_every_edge_its_own_slowest_quantile() {
+    let req = request(GraphType::VersionedApp, false);
+    let n = 3000;
+    let wl = |i: usize| format!("w{i}-v1");
+    let app = |i: usize| format!("w{i}");
+    let mut g = Graph::default();
+    g.nodes = (0..=n).map(|i| Node::new(&vapp(&wl(i)), NodeType::App, REQUESTED)).collect();
+    g.edges = (0..n).map(|i| Edge::new(&vapp(&wl(i)), &vapp(&wl(i + 1)), "http")).collect();
+    // Two series per edge, the slower one first for even edges and second for odd ones,
+    // spread over the result so that they land in different chunks.
+    let one = |i: usize, secs: f64| {
+        let (s, d) = ((wl(i), app(i)), (wl(i + 1), app(i + 1)));
+        series((&s.0, &s.1, "v1"), (&d.0, &d.1, "v1"), &d.1, secs)
+    };
+    let slow = |i: usize| 1.0 + i as f64;
+    let fast = |i: usize| 0.5 + i as f64;
+    let first: Vec<Series> = (0..n).map(|i| if i % 2 == 0 { one(i, slow(i)) } else { one(i, fast(i)) }).collect();
+    let second: Vec<Series> = (0..n).map(|i| if i % 2 == 0 { one(i, fast(i)) } else { one(i, slow(i)) }).collect();
+    let results = vec![QueryResult { series: first.into_iter().chain(second).collect() }];
+    let data = AppenderData { results: results.into_iter().collect(), ..Default::default() };
+    apply(&req, &data, &mut g);
+    for (i, e) in g.edges.iter().enumerate() {
+        assert_eq!(e.response_time.into_option(), Some(slow(i)), "edge {i}");
+    }
+}

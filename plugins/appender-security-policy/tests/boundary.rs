@@ -74,3 +74,35 @@ fn plain_or_idle_connections_are_not_flagged() {
     apply(&req, &data(vec![series("none", 9.5), series("mutual_tls", 0.0)]), &mut g);
     assert!(!g.edges[0].is_mtls);
 }
+
+/// Results big enough to be matched on several threads: exactly the edges with an mTLS
+/// series are marked, wherever that series fell in the result.
+#[test]
+fn a_big_result_marks_exactly_the_mtls_edges() {
+    let req = request(GraphType::Workload, false);
+    let n = 6000;
+    let id = |i: usize| format!("wl_{REQUESTED}_w{i}-v1");
+    let mut g = Graph::default();
+    g.nodes = (0..=n).map(|i| Node::new(&id(i), NodeType::Workload, REQUESTED)).collect();
+    g.edges = (0..n).map(|i| Edge::new(&id(i), &id(i + 1), "http")).collect();
+    let one = |i: usize, policy: &str| {
+        let (s, d) = (format!("w{i}-v1"), format!("w{}-v1", i + 1));
+        let mut x = series(policy, 1.0);
+        for l in x.labels.iter_mut() {
+            match l.name.as_str() {
+                "source_workload_namespace" => l.value = REQUESTED.into(),
+                "source_workload" => l.value = s.as_str().into(),
+                "destination_workload" => l.value = d.as_str().into(),
+                _ => {}
+            }
+        }
+        x
+    };
+    let mtls = |i: usize| i % 3 == 0;
+    let results: Vec<Series> = (0..n).rev().map(|i| one(i, if mtls(i) { "mutual_tls" } else { "unknown" })).collect();
+    let data = AppenderData { results: vec![QueryResult { series: results.into_iter().collect() }].into_iter().collect(), ..Default::default() };
+    apply(&req, &data, &mut g);
+    for (i, e) in g.edges.iter().enumerate() {
+        assert_eq!(e.is_mtls, mtls(i), "edge {i}");
+    }
+}

@@ -10,9 +10,11 @@ use plugin_api::{GraphRequest, Matcher};
 
 mod ids;
 mod index;
+mod par;
 
 pub use ids::{Hops, IdBuf, NodeRef, SeriesLabels, hops, node_ref};
 pub use index::EdgeIndex;
+pub use par::map_chunks;
 
 /// Hash maps and sets for node ids and label values: graph code hashes tens of thousands
 /// of short strings per request, and SipHash was a tenth of the time. foldhash is seeded

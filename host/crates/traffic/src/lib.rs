@@ -17,7 +17,6 @@ mod fixed;
 mod json;
 mod options;
 mod output;
-mod par;
 mod plan;
 
 pub use build::build_graph;

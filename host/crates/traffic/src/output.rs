@@ -10,7 +10,7 @@ use plugin_api::{Edge, Graph, GraphType, Node, NodeType, Value};
 
 use crate::fixed::Fixed;
 use crate::options::{GraphOptions, GroupBy};
-use crate::par::map_chunks;
+use appender_support::map_chunks;
 
 /// A public id: the lowercase hex MD5 of an internal id, a box key or an edge key. Kept
 /// inline (ids are copied into every edge and compared while sorting).
