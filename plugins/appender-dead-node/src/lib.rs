@@ -46,7 +46,7 @@ impl GraphAppender for DeadNode {
         }
         let pods: FastMap<(&str, &str), u32> =
             data.cluster.workloads.iter().map(|w| ((w.namespace.as_str(), w.name.as_str()), w.pod_count)).collect();
-        let mut out: FastMap<&str, usize> = FastMap::new();
+        let mut out: FastMap<&str, usize> = FastMap::with_capacity(graph.nodes.len());
         for e in graph.edges.iter() {
             *out.entry(e.source.as_str()).or_insert(0) += 1;
         }

@@ -98,7 +98,7 @@ fn a_big_result_marks_exactly_the_mtls_edges() {
         }
         x
     };
-    let mtls = |i: usize| i % 3 == 0;
+    let mtls = |i: usize| i.is_multiple_of(3);
     let results: Vec<Series> = (0..n).rev().map(|i| one(i, if mtls(i) { "mutual_tls" } else { "unknown" })).collect();
     let data = AppenderData { results: vec![QueryResult { series: results.into_iter().collect() }].into_iter().collect(), ..Default::default() };
     apply(&req, &data, &mut g);

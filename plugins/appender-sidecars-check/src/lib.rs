@@ -22,8 +22,9 @@ impl GraphAppender for SidecarsCheck {
     fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
         let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
         // Indexed once: graphs of thousands of nodes meet thousands of workloads.
-        let mut by_name: FastMap<(&str, &str), bool> = FastMap::new();
-        let mut by_app: FastMap<(&str, &str), Vec<VersionSidecar>> = FastMap::new();
+        let n = data.cluster.workloads.len();
+        let mut by_name: FastMap<(&str, &str), bool> = FastMap::with_capacity(n);
+        let mut by_app: FastMap<(&str, &str), Vec<VersionSidecar>> = FastMap::with_capacity(n);
         for w in data.cluster.workloads.iter() {
             by_name.insert((w.namespace.as_str(), w.name.as_str()), w.has_sidecar);
             if let Some(app) = label_value(&w.labels, req.app_label.as_str()) {

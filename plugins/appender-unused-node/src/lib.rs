@@ -33,15 +33,9 @@ impl GraphAppender for UnusedNode {
         let mut new_edges: Vec<Edge> = Vec::new();
         {
             let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
-            // (namespace, app) of every node that some edge leads to, with the edges' sources.
-            let mut callers: FastMap<(&str, &str), Vec<&str>> = FastMap::new();
-            for e in graph.edges.iter() {
-                if let Some(&t) = index.get(e.target.as_str()) {
-                    let t = &graph.nodes[t];
-                    callers.entry((t.namespace.as_str(), t.app.as_str())).or_default().push(e.source.as_str());
-                }
-            }
+            // New nodes, with the (namespace, app) whose callers they get edges from.
             let mut added: FastSet<String> = FastSet::new();
+            let mut wants_callers: Vec<(usize, (&str, &str))> = Vec::new();
             let mut id = String::new();
             for w in data.cluster.workloads.iter().filter(|w| requested.contains(w.namespace.as_str())) {
                 let app = label_value(&w.labels, req.app_label.as_str()).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN);
@@ -58,12 +52,29 @@ impl GraphAppender for UnusedNode {
                 n.app = k.app.into();
                 n.version = k.version.into();
                 n.is_unused = true;
-                new_nodes.push(n);
                 if !was_empty && app != UNKNOWN {
+                    wants_callers.push((new_nodes.len(), (k.namespace, app)));
+                }
+                new_nodes.push(n);
+            }
+            // Callers of those apps only: most graphs add few nodes, and indexing every edge
+            // by its target's app cost more than the rest of this appender.
+            if !wants_callers.is_empty() {
+                let wanted: FastSet<(&str, &str)> = wants_callers.iter().map(|(_, k)| *k).collect();
+                let mut callers: FastMap<(&str, &str), Vec<&str>> = FastMap::new();
+                for e in graph.edges.iter() {
+                    if let Some(&t) = index.get(e.target.as_str()) {
+                        let key = (graph.nodes[t].namespace.as_str(), graph.nodes[t].app.as_str());
+                        if wanted.contains(&key) {
+                            callers.entry(key).or_default().push(e.source.as_str());
+                        }
+                    }
+                }
+                for (at, key) in &wants_callers {
                     let mut seen: FastSet<&str> = FastSet::new();
-                    for &src in callers.get(&(k.namespace, app)).into_iter().flatten() {
+                    for &src in callers.get(key).into_iter().flatten() {
                         if seen.insert(src) {
-                            new_edges.push(Edge::new(src, &id, ""));
+                            new_edges.push(Edge::new(src, new_nodes[*at].id.as_str(), ""));
                         }
                     }
                 }

@@ -12,7 +12,8 @@ use crate::plan::{PlannedQuery, TrafficKind};
 /// Builds the graph from the traffic queries' results (`results[i]` answers `plan[i]`;
 /// missing results count as empty). Values should already be rounded.
 pub fn build_graph(opts: &GraphOptions, plan: &[PlannedQuery], results: &[QueryResult]) -> Graph {
-    let mut b = Builder::new(opts.graph_type, opts.inject_service_nodes);
+    let series: usize = results.iter().map(|r| r.series.len()).sum();
+    let mut b = Builder::new(opts.graph_type, opts.inject_service_nodes, series);
     for (p, r) in plan.iter().zip(results) {
         for s in r.series.iter() {
             let labels = s.labels.as_slice();
@@ -67,13 +68,14 @@ fn first_missing(sl: &SeriesLabels<'_>, kind: TrafficKind) -> Option<&'static st
 }
 
 impl Builder {
-    fn new(graph_type: GraphType, inject: bool) -> Self {
+    /// `series` sizes the maps: a graph has about as many edges as series, and fewer nodes.
+    fn new(graph_type: GraphType, inject: bool, series: usize) -> Self {
         Builder {
             graph_type,
             inject,
             graph: Graph::default(),
-            nodes: FastMap::new(),
-            edges: FastMap::new(),
+            nodes: FastMap::with_capacity(series / 2),
+            edges: FastMap::with_capacity(series),
             protocols: Vec::new(),
             ids: IdBuf::default(),
         }
