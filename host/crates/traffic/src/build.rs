@@ -1,40 +1,103 @@
 //! Building the traffic graph from query results (reference §2.4).
 
 use plugin_api::abi_stable::std_types::RString;
-use plugin_api::{Edge, Graph, GraphType, Label, Node, NodeType, QueryResult, label_value};
+use plugin_api::{Edge, Graph, GraphType, Node, NodeType, QueryResult, Series, label_value};
 
 use appender_support::labels::*;
-use appender_support::{FastMap, HashMapExt, IdBuf, NodeRef, SeriesLabels};
+use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks};
 
 use crate::options::GraphOptions;
 use crate::plan::{PlannedQuery, TrafficKind};
 
 /// Builds the graph from the traffic queries' results (`results[i]` answers `plan[i]`;
 /// missing results count as empty). Values should already be rounded.
+///
+/// Reading a series' labels and naming its nodes does not touch the graph, so big results
+/// are resolved on all cores; the graph itself is then built on this thread, in result order.
 pub fn build_graph(opts: &GraphOptions, plan: &[PlannedQuery], results: &[QueryResult]) -> Graph {
-    let series: usize = results.iter().map(|r| r.series.len()).sum();
-    let mut b = Builder::new(opts.graph_type, opts.inject_service_nodes, series);
-    for (p, r) in plan.iter().zip(results) {
-        for s in r.series.iter() {
-            let labels = s.labels.as_slice();
-            if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str())) {
-                continue;
-            }
-            let Some(v) = s.samples.last().map(|x| x.v) else {
-                continue;
-            };
-            if !v.is_finite() {
-                continue;
-            }
-            b.add(labels, v, p.kind);
+    let items: Vec<(&PlannedQuery, &Series)> = plan.iter().zip(results).flat_map(|(p, r)| r.series.iter().map(move |s| (p, s))).collect();
+    let (graph_type, inject) = (opts.graph_type, opts.inject_service_nodes);
+    let chunks = map_chunks(&items, |_, chunk| {
+        let mut ids = Ids::default();
+        let hops: Vec<Resolved<'_>> = chunk.iter().filter_map(|(p, s)| resolve(p, s, graph_type, inject, &mut ids)).collect();
+        (ids.text, hops)
+    });
+    let mut b = Builder::new(graph_type, items.len());
+    for (text, hops) in &chunks {
+        for r in hops {
+            b.add(r, text);
         }
     }
     b.graph
 }
 
+/// Node ids of a chunk's series, back to back in one string.
+#[derive(Default)]
+struct Ids {
+    text: String,
+    buf: IdBuf,
+}
+
+/// What one series adds to the graph.
+struct Resolved<'a> {
+    v: f64,
+    protocol: &'a str,
+    /// First digit of the response code.
+    class: Option<u8>,
+    grpc_err: bool,
+    /// Destination service name (may be empty).
+    svc: &'a str,
+    chain: Hops<'a>,
+    /// Where each chain node's id is in the chunk's id text.
+    ids: [(usize, usize); 3],
+}
+
+/// Reads one series; `None` when it adds nothing (filtered, no value, or unnamed ends).
+fn resolve<'a>(p: &PlannedQuery, s: &'a Series, graph_type: GraphType, inject: bool, ids: &mut Ids) -> Option<Resolved<'a>> {
+    let labels = s.labels.as_slice();
+    if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str())) {
+        return None;
+    }
+    let v = s.samples.last().map(|x| x.v).filter(|v| v.is_finite())?;
+    let sl = SeriesLabels::read(labels);
+    if let Some(missing) = first_missing(&sl, p.kind) {
+        tracing::warn!(label = missing, "skipping a traffic sample without the label");
+        return None;
+    }
+    let has_ns = sl.dst_svc_ns.is_some_and(|s| !s.is_empty()) || sl.dst_wl_ns.is_some();
+    if !has_ns {
+        tracing::warn!("skipping a traffic sample without a destination namespace");
+        return None;
+    }
+    let protocol = match p.kind {
+        TrafficKind::TcpBytes => "tcp",
+        TrafficKind::Requests => sl.protocol.unwrap_or(""),
+    };
+    let code = sl.code.unwrap_or("");
+    let chain = sl.hops(graph_type, inject);
+    if chain.is_empty() {
+        tracing::warn!("skipping a traffic sample whose source or destination cannot be named");
+        return None;
+    }
+    let mut at = [(0, 0); 3];
+    for (slot, id) in at.iter_mut().zip(ids.buf.fill(&chain).ids()) {
+        let start = ids.text.len();
+        ids.text.push_str(id);
+        *slot = (start, ids.text.len());
+    }
+    Some(Resolved {
+        v,
+        protocol,
+        class: code.as_bytes().first().copied(),
+        grpc_err: is_grpc_error(code, sl.grpc_status),
+        svc: sl.dst_svc.unwrap_or(""),
+        chain,
+        ids: at,
+    })
+}
+
 struct Builder {
     graph_type: GraphType,
-    inject: bool,
     graph: Graph,
     /// Node positions by internal id.
     nodes: FastMap<String, usize>,
@@ -42,8 +105,6 @@ struct Builder {
     edges: FastMap<(usize, usize, usize), usize>,
     /// Protocols seen, so that edge keys need no strings.
     protocols: Vec<RString>,
-    /// Reused id buffers: one series must not cost a string per node it names.
-    ids: IdBuf,
 }
 
 /// The first label a traffic sample of `kind` needs and lacks. Fields, not names, are
@@ -69,48 +130,25 @@ fn first_missing(sl: &SeriesLabels<'_>, kind: TrafficKind) -> Option<&'static st
 
 impl Builder {
     /// `series` sizes the maps: a graph has about as many edges as series, and fewer nodes.
-    fn new(graph_type: GraphType, inject: bool, series: usize) -> Self {
+    fn new(graph_type: GraphType, series: usize) -> Self {
         Builder {
             graph_type,
-            inject,
             graph: Graph::default(),
             nodes: FastMap::with_capacity(series / 2),
             edges: FastMap::with_capacity(series),
             protocols: Vec::new(),
-            ids: IdBuf::default(),
         }
     }
 
-    fn add(&mut self, l: &[Label], v: f64, kind: TrafficKind) {
-        let sl = SeriesLabels::read(l);
-        if let Some(missing) = first_missing(&sl, kind) {
-            tracing::warn!(label = missing, "skipping a traffic sample without the label");
-            return;
-        }
-        let has_ns = sl.dst_svc_ns.is_some_and(|s| !s.is_empty()) || sl.dst_wl_ns.is_some();
-        if !has_ns {
-            tracing::warn!("skipping a traffic sample without a destination namespace");
-            return;
-        }
-        let protocol = match kind {
-            TrafficKind::TcpBytes => "tcp",
-            TrafficKind::Requests => sl.protocol.unwrap_or(""),
-        };
-        let code = sl.code.unwrap_or("");
-        let grpc_err = is_grpc_error(code, sl.grpc_status);
-        let svc = sl.dst_svc.unwrap_or("");
-        let chain = sl.hops(self.graph_type, self.inject);
-        if chain.is_empty() {
-            tracing::warn!("skipping a traffic sample whose source or destination cannot be named");
-            return;
-        }
-        let mut ids = std::mem::take(&mut self.ids);
+    /// Adds one resolved series; `text` holds its node ids.
+    fn add(&mut self, r: &Resolved<'_>, text: &str) {
+        let (v, protocol, svc) = (r.v, r.protocol, r.svc);
         let mut at = [0usize; 3];
-        for (i, (n, id)) in chain.nodes().zip(ids.fill(&chain).ids()).enumerate() {
-            at[i] = self.node(n, id, v);
+        for (i, n) in r.chain.nodes().enumerate() {
+            let (start, end) = r.ids[i];
+            at[i] = self.node(n, &text[start..end], v);
         }
-        self.ids = ids;
-        for w in at[..=chain.len()].windows(2) {
+        for w in at[..=r.chain.len()].windows(2) {
             let (s, d) = (w[0], w[1]);
             if !svc.is_empty() {
                 let ds = &mut self.graph.nodes[d].dest_services;
@@ -119,7 +157,8 @@ impl Builder {
                 }
             }
             let e = self.edge(s, d, protocol);
-            let class = code.as_bytes().first().copied();
+            let class = r.class;
+            let grpc_err = r.grpc_err;
             let nodes = &mut self.graph.nodes;
             let edge = &mut self.graph.edges[e].rates;
             match protocol {

@@ -357,6 +357,12 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
     let mut results = vec![QueryResult::default(); plan.len()];
     results[2].series = series;
     let mut g = build_graph(&o, &plan, &results);
+    // Series were resolved on several threads: each edge still carries its own series' rate.
+    assert_eq!(g.edges.len(), namespaces * workloads);
+    for e in g.edges.iter() {
+        let w: f64 = e.target.as_str().rsplit("_w").next().and_then(|t| t.strip_suffix("-v1")).and_then(|t| t.parse().ok()).unwrap();
+        assert_eq!(e.rates.http, 1.0 + w, "{}", e.target);
+    }
     finish(&o, &mut g, &|_| true);
     let out = GraphOutput::new(&o, &g);
     assert!(out.nodes.len() >= 6000 && out.edges.len() >= 6000, "{} nodes, {} edges", out.nodes.len(), out.edges.len());
