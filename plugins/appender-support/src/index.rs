@@ -2,7 +2,7 @@
 
 use plugin_api::Graph;
 
-use crate::{FastMap, HashMapExt};
+use crate::{FastMap, HashMapExt, map_chunks};
 
 /// Node positions by id and edge positions by (source, target) position, built once per
 /// `apply` so that matching series to edges does not rebuild id strings per edge.
@@ -19,12 +19,14 @@ impl<'g> EdgeIndex<'g> {
     /// Indexes `graph` as it is now; edges whose ends are not nodes are left out.
     pub fn new(graph: &'g Graph) -> Self {
         let nodes: FastMap<&str, u32> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i as u32)).collect();
-        let mut ends: Vec<(u32, u32, u32)> = graph
-            .edges
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| Some((*nodes.get(e.source.as_str())?, *nodes.get(e.target.as_str())?, i as u32)))
-            .collect();
+        // Two id lookups per edge: on big graphs, on all cores.
+        let mut ends: Vec<(u32, u32, u32)> = map_chunks(&graph.edges, |start, c| {
+            (start..)
+                .zip(c)
+                .filter_map(|(i, e)| Some((*nodes.get(e.source.as_str())?, *nodes.get(e.target.as_str())?, i as u32)))
+                .collect::<Vec<_>>()
+        })
+        .concat();
         ends.sort_unstable();
         let mut pairs: FastMap<(u32, u32), (u32, u32)> = FastMap::with_capacity(ends.len());
         for (at, &(s, t, _)) in ends.iter().enumerate() {

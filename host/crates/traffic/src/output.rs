@@ -231,8 +231,10 @@ impl<'a> GraphOutput<'a> {
         let hashes: Vec<Hash32> = map_chunks(&graph.nodes, |_, c| c.iter().map(|n| Hash32::of(&[n.id.as_bytes()])).collect::<Vec<_>>()).concat();
         // Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
         let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
-        let ends: Vec<Option<(usize, usize)>> =
-            graph.edges.iter().map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?))).collect();
+        let ends: Vec<Option<(usize, usize)>> = map_chunks(&graph.edges, |_, c| {
+            c.iter().map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?))).collect::<Vec<_>>()
+        })
+        .concat();
         for (e, ends) in graph.edges.iter().zip(&ends) {
             if let Some((s, _)) = ends {
                 out_total[*s].0 += e.rates.http;
