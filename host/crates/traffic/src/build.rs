@@ -22,7 +22,8 @@ pub fn build_graph(opts: &GraphOptions, plan: &[PlannedQuery], results: &[QueryR
         let hops: Vec<Resolved<'_>> = chunk.iter().filter_map(|(p, s)| resolve(p, s, graph_type, inject, &mut ids)).collect();
         (ids.text, hops)
     });
-    let mut b = Builder::new(graph_type, items.len());
+    let resolved: usize = chunks.iter().map(|(_, hops)| hops.len()).sum();
+    let mut b = Builder::new(graph_type, resolved);
     for (text, hops) in &chunks {
         for r in hops {
             b.add(r, text);
@@ -129,11 +130,15 @@ fn first_missing(sl: &SeriesLabels<'_>, kind: TrafficKind) -> Option<&'static st
 }
 
 impl Builder {
-    /// `series` sizes the maps: a graph has about as many edges as series, and fewer nodes.
+    /// `series` sizes the graph and its maps: a graph has about as many edges as series, and
+    /// fewer nodes (growing them as they fill copied every node and edge a dozen times).
     fn new(graph_type: GraphType, series: usize) -> Self {
+        let mut graph = Graph::default();
+        graph.nodes.reserve(series / 2);
+        graph.edges.reserve(series);
         Builder {
             graph_type,
-            graph: Graph::default(),
+            graph,
             nodes: FastMap::with_capacity(series / 2),
             edges: FastMap::with_capacity(series),
             protocols: Vec::new(),
