@@ -2,11 +2,11 @@
 //! histogram's quantile over successful requests, reference §3.3.
 #![forbid(unsafe_code)]
 
-use appender_support::{EdgeIndex, IdBuf, edge_group_by, hops, labels, map_chunks, request_families};
+use appender_support::{EdgeIndex, OnHops, edge_group_by, labels, request_families};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
     AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError, QueryTime,
-    RangeFunc, Series,
+    RangeFunc,
 };
 
 /// The `responseTime` appender.
@@ -43,32 +43,16 @@ impl GraphAppender for ResponseTime {
         }
         let to_ms = if req.duration_to_ms > 0.0 { req.duration_to_ms } else { 1.0 };
         let index = EdgeIndex::new(graph);
-        let series: Vec<&Series> = data.results.iter().flat_map(|r| r.series.iter()).collect();
-        // (edge, milliseconds) per chunk of series (big results are split across cores).
-        let hits = map_chunks(&series, |_, chunk| {
-            let mut ids = IdBuf::default();
-            let mut hits = Vec::new();
-            for s in chunk {
-                let Some(v) = s.samples.last().map(|p| p.v) else {
-                    continue;
-                };
-                if !v.is_finite() {
-                    continue;
-                }
-                // With service nodes only the service → workload hop gets a value: quantiles
-                // of different destinations cannot be added up for the caller → service hop.
-                let chain = hops(&s.labels, req.graph_type, req.inject_service_nodes);
-                if let Some((src, dst)) = ids.fill(&chain).last_pair() {
-                    hits.extend(index.edges(src, dst).map(|e| (e, v * to_ms)));
-                }
-            }
-            hits
+        // With service nodes only the service → workload hop gets a value: quantiles of
+        // different destinations cannot be added up for the caller → service hop.
+        let hits = index.hits(&data.results, req.graph_type, req.inject_service_nodes, OnHops::Last, |s, _| {
+            s.samples.last().map(|p| p.v).filter(|v| v.is_finite()).map(|v| v * to_ms)
         });
         // Several series can land on one edge (an app node gathers its workloads' series);
         // quantiles do not add up, so the edge shows the slowest of them — and the answer
         // does not depend on the order the store returned them in.
         let mut times: Vec<Option<f64>> = vec![None; graph.edges.len()];
-        for &(e, ms) in hits.iter().flatten() {
+        for &(e, ms) in &hits {
             let t = &mut times[e];
             *t = Some(t.map_or(ms, |t| t.max(ms)));
         }

@@ -4,13 +4,11 @@
 //! they only ask which connections were mTLS, not how many requests there were.
 #![forbid(unsafe_code)]
 
-use appender_support::{
-    EdgeIndex, IdBuf, SeriesLabels, edge_group_by, excludes_mesh, labels, map_chunks, ns_in, ns_not_in, requested_namespaces,
-};
+use appender_support::{EdgeIndex, OnHops, edge_group_by, excludes_mesh, labels, ns_in, ns_not_in, requested_namespaces};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
     AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError, QueryTime,
-    RangeFunc, Series,
+    RangeFunc,
 };
 
 /// The `securityPolicy` appender.
@@ -56,26 +54,12 @@ impl GraphAppender for SecurityPolicy {
             return Ok(());
         }
         let index = EdgeIndex::new(graph);
-        let series: Vec<&Series> = data.results.iter().flat_map(|r| r.series.iter()).collect();
-        // The edges each chunk of series was recorded on (big results are split across cores).
-        let hits = map_chunks(&series, |_, chunk| {
-            let mut ids = IdBuf::default();
-            let mut hits = Vec::new();
-            for s in chunk {
-                let positive = s.samples.last().is_some_and(|p| p.v > 0.0);
-                let sl = SeriesLabels::read(&s.labels);
-                if !positive || sl.security != Some("mutual_tls") {
-                    continue;
-                }
-                let chain = sl.hops(req.graph_type, req.inject_service_nodes);
-                for (src, dst) in ids.fill(&chain).pairs() {
-                    hits.extend(index.edges(src, dst));
-                }
-            }
-            hits
+        let hits = index.hits(&data.results, req.graph_type, req.inject_service_nodes, OnHops::Every, |s, sl| {
+            let positive = s.samples.last().is_some_and(|p| p.v > 0.0);
+            (positive && sl.security == Some("mutual_tls")).then_some(())
         });
         let mut mtls = vec![false; graph.edges.len()];
-        for &e in hits.iter().flatten() {
+        for &(e, ()) in &hits {
             mtls[e] = true;
         }
         for (e, m) in graph.edges.iter_mut().zip(mtls) {

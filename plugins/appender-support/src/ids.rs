@@ -4,7 +4,7 @@
 //! the per-series path allocates nothing: a [`NodeRef`] borrows its fields from the labels
 //! and writes its id into a reused buffer ([`IdBuf`]).
 
-use plugin_api::{GraphType, Label, NodeType};
+use plugin_api::{GraphType, Label, Node, NodeType};
 
 use crate::{UNKNOWN, is_ok, labels};
 
@@ -49,6 +49,16 @@ impl NodeRef<'_> {
             buf.push('_');
             buf.push_str(p);
         }
+    }
+
+    /// A graph node with this identity, under internal id `id` (from [`NodeRef::write_id`]).
+    pub fn to_node(&self, id: &str) -> Node {
+        let mut n = Node::new(id, self.node_type, self.namespace);
+        n.workload = self.workload.into();
+        n.app = self.app.into();
+        n.version = self.version.into();
+        n.service = self.service.into();
+        n
     }
 
     /// The internal id as a new string.
@@ -261,11 +271,6 @@ impl<'a> Hops<'a> {
     }
 }
 
-/// The hops of a series ([`SeriesLabels::hops`]).
-pub fn hops(l: &[Label], graph_type: GraphType, inject: bool) -> Hops<'_> {
-    SeriesLabels::read(l).hops(graph_type, inject)
-}
-
 /// Reused buffers for the ids of a [`Hops`] chain.
 #[derive(Debug, Default)]
 pub struct IdBuf {
@@ -290,9 +295,5 @@ impl IdBuf {
     /// The `(source id, destination id)` pairs of the chain last filled.
     pub fn pairs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.ids().windows(2).map(|w| (w[0].as_str(), w[1].as_str()))
-    }
-    /// The last pair (the hop into the destination), if any.
-    pub fn last_pair(&self) -> Option<(&str, &str)> {
-        self.pairs().last()
     }
 }

@@ -1,14 +1,28 @@
 //! Finding a graph's edges by the ids of their ends without allocating per lookup.
 
-use plugin_api::Graph;
+use plugin_api::{Graph, GraphType, QueryResult, Series};
 
-use crate::{FastMap, HashMapExt, map_chunks};
+use crate::{FastMap, HashMapExt, IdBuf, SeriesLabels, map_chunks};
+
+/// Node positions in `graph.nodes` by internal id.
+pub fn node_positions(graph: &Graph) -> FastMap<&str, usize> {
+    graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect()
+}
+
+/// Which hops of a series' chain its value belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnHops {
+    /// Every hop (source → service → destination).
+    Every,
+    /// Only the hop into the destination.
+    Last,
+}
 
 /// Node positions by id and edge positions by (source, target) position, built once per
 /// `apply` so that matching series to edges does not rebuild id strings per edge.
 #[derive(Debug)]
 pub struct EdgeIndex<'g> {
-    nodes: FastMap<&'g str, u32>,
+    nodes: FastMap<&'g str, usize>,
     /// Edge positions grouped by (source, target): one pair can carry several protocols.
     edges: Vec<u32>,
     /// Where each (source, target) group starts in `edges`, and its length.
@@ -18,12 +32,12 @@ pub struct EdgeIndex<'g> {
 impl<'g> EdgeIndex<'g> {
     /// Indexes `graph` as it is now; edges whose ends are not nodes are left out.
     pub fn new(graph: &'g Graph) -> Self {
-        let nodes: FastMap<&str, u32> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i as u32)).collect();
+        let nodes = node_positions(graph);
         // Two id lookups per edge: on big graphs, on all cores.
         let mut ends: Vec<(u32, u32, u32)> = map_chunks(&graph.edges, |start, c| {
             (start..)
                 .zip(c)
-                .filter_map(|(i, e)| Some((*nodes.get(e.source.as_str())?, *nodes.get(e.target.as_str())?, i as u32)))
+                .filter_map(|(i, e)| Some((*nodes.get(e.source.as_str())? as u32, *nodes.get(e.target.as_str())? as u32, i as u32)))
                 .collect::<Vec<_>>()
         })
         .concat();
@@ -37,8 +51,44 @@ impl<'g> EdgeIndex<'g> {
 
     /// Positions of the edges from `source` to `target` (any protocol), by internal id.
     pub fn edges(&self, source: &str, target: &str) -> impl Iterator<Item = usize> + '_ {
-        let pair = self.nodes.get(source).zip(self.nodes.get(target)).and_then(|(&s, &t)| self.pairs.get(&(s, t)));
+        let pair = self.nodes.get(source).zip(self.nodes.get(target)).and_then(|(&s, &t)| self.pairs.get(&(s as u32, t as u32)));
         let (start, len) = pair.map_or((0, 0), |&(a, n)| (a as usize, n as usize));
         self.edges[start..start + len].iter().map(|&e| e as usize)
+    }
+
+    /// `(edge, value)` for each hop of each series of `results` that `pick` gives a value
+    /// (`None` skips the series). Big results are matched on all cores; the pairs come back
+    /// in result order.
+    pub fn hits<'r, T: Copy + Send>(
+        &self,
+        results: &'r [QueryResult],
+        graph_type: GraphType,
+        inject: bool,
+        on: OnHops,
+        pick: impl Fn(&'r Series, &SeriesLabels<'r>) -> Option<T> + Sync,
+    ) -> Vec<(usize, T)> {
+        let series: Vec<&Series> = results.iter().flat_map(|r| r.series.iter()).collect();
+        map_chunks(&series, |_, chunk| {
+            let mut ids = IdBuf::default();
+            let mut hits = Vec::new();
+            for &s in chunk {
+                let sl = SeriesLabels::read(&s.labels);
+                let Some(v) = pick(s, &sl) else {
+                    continue;
+                };
+                let chain = sl.hops(graph_type, inject);
+                let filled = ids.fill(&chain);
+                // A chain of n ids has n - 1 hops; the last is the one into the destination.
+                let skip = match on {
+                    OnHops::Every => 0,
+                    OnHops::Last => filled.ids().len().saturating_sub(2),
+                };
+                for (src, dst) in filled.pairs().skip(skip) {
+                    hits.extend(self.edges(src, dst).map(|e| (e, v)));
+                }
+            }
+            hits
+        })
+        .concat()
     }
 }

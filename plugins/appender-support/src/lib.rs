@@ -12,8 +12,8 @@ mod ids;
 mod index;
 mod par;
 
-pub use ids::{Hops, IdBuf, NodeRef, SeriesLabels, hops, node_ref};
-pub use index::EdgeIndex;
+pub use ids::{Hops, IdBuf, NodeRef, SeriesLabels, node_ref};
+pub use index::{EdgeIndex, OnHops, node_positions};
 pub use par::map_chunks;
 
 /// Hash maps and sets for node ids and label values: graph code hashes tens of thousands
@@ -226,19 +226,19 @@ mod tests {
         .into_iter()
         .map(|(n, v)| Label::new(n, v))
         .collect();
-        let h = hops(&l, GraphType::Workload, true);
+        let h = SeriesLabels::read(&l).hops(GraphType::Workload, true);
         assert_eq!(h.len(), 2);
         let mut ids = IdBuf::default();
         let pairs: Vec<(&str, &str)> = ids.fill(&h).pairs().collect();
         assert_eq!(pairs, [("wl_ns_a-v1", "svc_ns_b"), ("svc_ns_b", "wl_ns_b-v1")]);
         let ids: Vec<String> = h.nodes().map(|n| n.id()).collect();
         assert_eq!(ids, ["wl_ns_a-v1", "svc_ns_b", "wl_ns_b-v1"]);
-        let h = hops(&l, GraphType::Workload, false);
+        let h = SeriesLabels::read(&l).hops(GraphType::Workload, false);
         assert_eq!(h.len(), 1);
         assert_eq!(h.pairs().map(|(s, d)| (s.id(), d.id())).collect::<Vec<_>>(), [("wl_ns_a-v1".to_string(), "wl_ns_b-v1".to_string())]);
         let nameless: Vec<Label> = l.iter().filter(|x| !x.name.as_str().starts_with("source")).cloned().collect();
         let nameless: Vec<Label> = nameless.into_iter().chain([Label::new("source_workload_namespace", "ns")]).collect();
-        let h = hops(&nameless, GraphType::Workload, true);
+        let h = SeriesLabels::read(&nameless).hops(GraphType::Workload, true);
         assert!(h.is_empty() && ids_empty(&h));
     }
 }

@@ -2,7 +2,7 @@
 //! that saw no traffic, reference §3.5. Not for service graphs nor node-detail graphs.
 #![forbid(unsafe_code)]
 
-use appender_support::{FastMap, FastSet, HashMapExt, HashSetExt, UNKNOWN, node_ref};
+use appender_support::{FastMap, FastSet, HashMapExt, HashSetExt, UNKNOWN, node_positions, node_ref};
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Edge, Graph, GraphAppender, GraphRequest, GraphType, Node, PluginError, label_value,
 };
@@ -32,7 +32,7 @@ impl GraphAppender for UnusedNode {
         let mut new_nodes: Vec<Node> = Vec::new();
         let mut new_edges: Vec<Edge> = Vec::new();
         {
-            let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+            let index = node_positions(graph);
             // New nodes, with the (namespace, app) whose callers they get edges from.
             let mut added: FastSet<String> = FastSet::new();
             let mut wants_callers: Vec<(usize, (&str, &str))> = Vec::new();
@@ -47,10 +47,7 @@ impl GraphAppender for UnusedNode {
                 if index.contains_key(id.as_str()) || !added.insert(id.clone()) {
                     continue;
                 }
-                let mut n = Node::new(&id, k.node_type, k.namespace);
-                n.workload = k.workload.into();
-                n.app = k.app.into();
-                n.version = k.version.into();
+                let mut n = k.to_node(&id);
                 n.is_unused = true;
                 if !was_empty && app != UNKNOWN {
                     wants_callers.push((new_nodes.len(), (k.namespace, app)));

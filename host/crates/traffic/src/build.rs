@@ -1,7 +1,7 @@
 //! Building the traffic graph from query results (reference §2.4).
 
 use plugin_api::abi_stable::std_types::RString;
-use plugin_api::{Edge, Graph, GraphType, Node, NodeType, QueryResult, Series, label_value};
+use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series, label_value};
 
 use appender_support::labels::*;
 use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks};
@@ -40,6 +40,7 @@ struct Ids {
 }
 
 /// What one series adds to the graph.
+#[derive(Clone, Copy)]
 struct Resolved<'a> {
     v: f64,
     protocol: &'a str,
@@ -147,7 +148,7 @@ impl Builder {
 
     /// Adds one resolved series; `text` holds its node ids.
     fn add(&mut self, r: &Resolved<'_>, text: &str) {
-        let (v, protocol, svc) = (r.v, r.protocol, r.svc);
+        let Resolved { v, protocol, class, grpc_err, svc, .. } = *r;
         let mut at = [0usize; 3];
         for (i, n) in r.chain.nodes().enumerate() {
             let (start, end) = r.ids[i];
@@ -162,8 +163,6 @@ impl Builder {
                 }
             }
             let e = self.edge(s, d, protocol);
-            let class = r.class;
-            let grpc_err = r.grpc_err;
             let nodes = &mut self.graph.nodes;
             let edge = &mut self.graph.edges[e].rates;
             match protocol {
@@ -232,12 +231,7 @@ impl Builder {
             }
             return i;
         }
-        let mut n = Node::new(id, k.node_type, k.namespace);
-        n.workload = k.workload.into();
-        n.app = k.app.into();
-        n.version = k.version.into();
-        n.service = k.service.into();
-        self.graph.nodes.push(n);
+        self.graph.nodes.push(k.to_node(id));
         let i = self.graph.nodes.len() - 1;
         self.nodes.insert(id.to_string(), i);
         i

@@ -1,7 +1,7 @@
 //! After the appenders: outside/inaccessible/root markers, the service-graph reduction, and
 //! the order appenders run in (reference §2.5, §3, §11.5).
 
-use appender_support::{FastMap, FastSet, HashMapExt};
+use appender_support::{FastMap, FastSet, HashMapExt, node_positions};
 use plugin_api::{Edge, Graph, GraphType, NodeType};
 
 use crate::options::GraphOptions;
@@ -43,7 +43,7 @@ pub fn finish(opts: &GraphOptions, graph: &mut Graph, accessible: &dyn Fn(&str) 
     // Roots have edges out and none in.
     let mut root = vec![(false, false); graph.nodes.len()];
     {
-        let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+        let index = node_positions(graph);
         for e in graph.edges.iter() {
             if let Some(&i) = index.get(e.source.as_str()) {
                 root[i].0 = true;

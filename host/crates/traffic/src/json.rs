@@ -66,8 +66,11 @@ impl Pretty {
     }
     /// A string that needs no escaping (hex ids, rate digits, fixed words).
     fn plain(&mut self, s: &str) {
+        self.quoted(s.as_bytes());
+    }
+    fn quoted(&mut self, bytes: &[u8]) {
         self.out.push(b'"');
-        self.out.extend_from_slice(s.as_bytes());
+        self.out.extend_from_slice(bytes);
         self.out.push(b'"');
     }
     /// Any string, escaped as serde_json does.
@@ -109,9 +112,7 @@ impl Pretty {
     }
     fn key_hash(&mut self, k: &str, v: &Hash32) {
         self.key(k);
-        self.out.push(b'"');
-        self.out.extend_from_slice(v.as_bytes());
-        self.out.push(b'"');
+        self.quoted(v.as_bytes());
     }
     fn key_fixed(&mut self, k: &str, v: Fixed) {
         self.key(k);

@@ -5,12 +5,11 @@ use std::fmt;
 use md5::{Digest, Md5};
 use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
-use appender_support::FastMap;
+use appender_support::{FastMap, map_chunks, node_positions};
 use plugin_api::{Edge, Graph, GraphType, Node, NodeType, Value};
 
 use crate::fixed::Fixed;
 use crate::options::{GraphOptions, GroupBy};
-use appender_support::map_chunks;
 
 /// A public id: the lowercase hex MD5 of an internal id, a box key or an edge key. Kept
 /// inline (ids are copied into every edge and compared while sorting).
@@ -227,7 +226,7 @@ fn edge_traffic(e: &Edge, out_total: (f64, f64)) -> Traffic {
 impl<'a> GraphOutput<'a> {
     /// Prepares the response for `graph` (ids, traffic, boxes, order).
     pub fn new(opts: &GraphOptions, graph: &'a Graph) -> Self {
-        let index: FastMap<&str, usize> = graph.nodes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+        let index = node_positions(graph);
         let hashes: Vec<Hash32> = map_chunks(&graph.nodes, |_, c| c.iter().map(|n| Hash32::of(&[n.id.as_bytes()])).collect::<Vec<_>>()).concat();
         // Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
         let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
