@@ -4,7 +4,7 @@ use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series, label_value};
 
 use appender_support::labels::*;
-use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks};
+use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks_in_order};
 
 use crate::options::GraphOptions;
 use crate::plan::{PlannedQuery, TrafficKind};
@@ -13,22 +13,25 @@ use crate::plan::{PlannedQuery, TrafficKind};
 /// missing results count as empty). Values should already be rounded.
 ///
 /// Reading a series' labels and naming its nodes does not touch the graph, so big results
-/// are resolved on all cores; the graph itself is then built on this thread, in result order.
+/// are resolved on all cores; the graph itself is built on this thread, in result order, as
+/// the resolved chunks come in.
 pub fn build_graph(opts: &GraphOptions, plan: &[PlannedQuery], results: &[QueryResult]) -> Graph {
     let items: Vec<(&PlannedQuery, &Series)> = plan.iter().zip(results).flat_map(|(p, r)| r.series.iter().map(move |s| (p, s))).collect();
     let (graph_type, inject) = (opts.graph_type, opts.inject_service_nodes);
-    let chunks = map_chunks(&items, |_, chunk| {
-        let mut ids = Ids::default();
-        let hops: Vec<Resolved<'_>> = chunk.iter().filter_map(|(p, s)| resolve(p, s, graph_type, inject, &mut ids)).collect();
-        (ids.text, hops)
-    });
-    let resolved: usize = chunks.iter().map(|(_, hops)| hops.len()).sum();
-    let mut b = Builder::new(graph_type, resolved);
-    for (text, hops) in &chunks {
-        for r in hops {
-            b.add(r, text);
-        }
-    }
+    let mut b = Builder::new(graph_type, items.len());
+    map_chunks_in_order(
+        &items,
+        |_, chunk| {
+            let mut ids = Ids::default();
+            let hops: Vec<Resolved<'_>> = chunk.iter().filter_map(|(p, s)| resolve(p, s, graph_type, inject, &mut ids)).collect();
+            (ids.text, hops)
+        },
+        |(text, hops)| {
+            for r in &hops {
+                b.add(r, &text);
+            }
+        },
+    );
     b.graph
 }
 
