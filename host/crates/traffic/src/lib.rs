@@ -15,6 +15,7 @@ mod dot;
 mod finish;
 mod fixed;
 mod json;
+mod md5lanes;
 mod options;
 mod output;
 mod plan;

@@ -373,8 +373,34 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
     for e in &out.edges {
         assert_eq!(e.source.as_str(), md5_hex(e.edge.source.as_str()));
         assert_eq!(e.target.as_str(), md5_hex(e.edge.target.as_str()));
+        assert_eq!(e.id.as_str(), md5_hex(&format!("{}.{}.{}", e.source, e.target, e.edge.protocol)));
+    }
+    for w in out.edges.windows(2) {
+        assert!((&w[0].source, &w[0].target, &w[0].id) < (&w[1].source, &w[1].target, &w[1].id), "edges sorted by source, target, id");
     }
     assert_eq!(out.to_json(), serde_json::to_vec_pretty(&out).unwrap());
+}
+
+/// Two protocols between the same ends: two edges, ordered by their own ids.
+#[test]
+fn edges_with_the_same_ends_are_ordered_by_id() {
+    let src = ("bookinfo", "productpage-v1", "productpage", "v1");
+    let dst = ("bookinfo", "reviews", "reviews-v1", "reviews", "v1");
+    let series: RVec<Series> = ["http", "grpc"].iter().map(|p| s(src, dst, p, "200", None, 1.0)).collect();
+    let o = options(&[("namespaces", "bookinfo"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
+    let plan = traffic_plan(&o);
+    let mut results = vec![QueryResult::default(); plan.len()];
+    results[2].series = series;
+    let mut g = build_graph(&o, &plan, &results);
+    finish(&o, &mut g, &|_| true);
+    let out = GraphOutput::new(&o, &g);
+    let got: Vec<(String, &str)> = out.edges.iter().map(|e| (e.id.to_string(), e.edge.protocol.as_str())).collect();
+    let mut want: Vec<(String, &str)> = ["grpc", "http"]
+        .iter()
+        .map(|p| (md5_hex(&format!("{}.{}.{p}", md5_hex("wl_bookinfo_productpage-v1"), md5_hex("wl_bookinfo_reviews-v1"))), *p))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
 }
 
 /// Names that share their first 8 bytes (or are prefixes of each other) still sort as
