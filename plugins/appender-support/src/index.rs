@@ -51,8 +51,13 @@ impl<'g> EdgeIndex<'g> {
 
     /// Positions of the edges from `source` to `target` (any protocol), by internal id.
     pub fn edges(&self, source: &str, target: &str) -> impl Iterator<Item = usize> + '_ {
-        let pair = self.nodes.get(source).zip(self.nodes.get(target)).and_then(|(&s, &t)| self.pairs.get(&(s as u32, t as u32)));
-        let (start, len) = pair.map_or((0, 0), |&(a, n)| (a as usize, n as usize));
+        let ends = self.nodes.get(source).zip(self.nodes.get(target));
+        ends.into_iter().flat_map(|(&s, &t)| self.pair(s, t))
+    }
+
+    /// Positions of the edges between the nodes at positions `s` and `t`.
+    fn pair(&self, s: usize, t: usize) -> impl Iterator<Item = usize> + '_ {
+        let (start, len) = self.pairs.get(&(s as u32, t as u32)).map_or((0, 0), |&(a, n)| (a as usize, n as usize));
         self.edges[start..start + len].iter().map(|&e| e as usize)
     }
 
@@ -77,14 +82,22 @@ impl<'g> EdgeIndex<'g> {
                     continue;
                 };
                 let chain = sl.hops(graph_type, inject);
-                let filled = ids.fill(&chain);
+                let filled = ids.fill(&chain).ids();
                 // A chain of n ids has n - 1 hops; the last is the one into the destination.
                 let skip = match on {
                     OnHops::Every => 0,
-                    OnHops::Last => filled.ids().len().saturating_sub(2),
+                    OnHops::Last => filled.len().saturating_sub(2),
                 };
-                for (src, dst) in filled.pairs().skip(skip) {
-                    hits.extend(self.edges(src, dst).map(|e| (e, v)));
+                // Each node of the chain is looked up once, even when it ends one hop and
+                // starts the next.
+                let mut at = [None; 3];
+                for (slot, id) in at.iter_mut().zip(filled).skip(skip) {
+                    *slot = self.nodes.get(id.as_str()).copied();
+                }
+                for w in at[skip..filled.len()].windows(2) {
+                    if let [Some(s), Some(t)] = *w {
+                        hits.extend(self.pair(s, t).map(|e| (e, v)));
+                    }
                 }
             }
             hits
