@@ -6,9 +6,6 @@ use appender_support::is_ok;
 use appender_support::{FastMap, FastSet, HashMapExt};
 use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError, label_value};
 
-/// A workload's version label and whether it has the sidecar.
-type VersionSidecar<'a> = (Option<&'a str>, bool);
-
 /// The `sidecarsCheck` appender.
 pub struct SidecarsCheck;
 
@@ -21,15 +18,21 @@ impl GraphAppender for SidecarsCheck {
     }
     fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
         let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
-        // Indexed once: graphs of thousands of nodes meet thousands of workloads.
+        // Indexed once: graphs of thousands of nodes meet thousands of workloads. For app
+        // nodes only "does any workload of this app (and version) lack one" is asked, so
+        // that is all that is kept.
         let n = data.cluster.workloads.len();
         let mut by_name: FastMap<(&str, &str), bool> = FastMap::with_capacity(n);
-        let mut by_app: FastMap<(&str, &str), Vec<VersionSidecar>> = FastMap::with_capacity(n);
+        let mut app_missing: FastMap<(&str, &str), bool> = FastMap::with_capacity(n);
+        let mut version_missing: FastMap<(&str, &str, &str), bool> = FastMap::with_capacity(n);
         for w in data.cluster.workloads.iter() {
-            by_name.insert((w.namespace.as_str(), w.name.as_str()), w.has_sidecar);
+            let (ns, missing) = (w.namespace.as_str(), !w.has_sidecar);
+            by_name.insert((ns, w.name.as_str()), w.has_sidecar);
             if let Some(app) = label_value(&w.labels, req.app_label.as_str()) {
-                let version = label_value(&w.labels, req.version_label.as_str());
-                by_app.entry((w.namespace.as_str(), app)).or_default().push((version, w.has_sidecar));
+                *app_missing.entry((ns, app)).or_default() |= missing;
+                if let Some(version) = label_value(&w.labels, req.version_label.as_str()) {
+                    *version_missing.entry((ns, app, version)).or_default() |= missing;
+                }
             }
         }
         for n in graph.nodes.iter_mut() {
@@ -40,13 +43,9 @@ impl GraphAppender for SidecarsCheck {
             let missing = match n.node_type {
                 NodeType::Workload => by_name.get(&(ns, n.workload.as_str())).is_some_and(|sc| !sc),
                 NodeType::App => {
-                    let version = n.version.as_str();
-                    by_app
-                        .get(&(ns, n.app.as_str()))
-                        .into_iter()
-                        .flatten()
-                        .filter(|(v, _)| !is_ok(version) || *v == Some(version))
-                        .any(|(_, sc)| !sc)
+                    let (app, version) = (n.app.as_str(), n.version.as_str());
+                    let missing = if is_ok(version) { version_missing.get(&(ns, app, version)) } else { app_missing.get(&(ns, app)) };
+                    missing.copied().unwrap_or(false)
                 }
                 _ => false,
             };
