@@ -23,10 +23,10 @@ pub enum OnHops {
 #[derive(Debug)]
 pub struct EdgeIndex<'g> {
     nodes: FastMap<&'g str, usize>,
-    /// Edge positions grouped by (source, target): one pair can carry several protocols.
-    edges: Vec<u32>,
-    /// Where each (source, target) group starts in `edges`, and its length.
-    pairs: FastMap<(u32, u32), (u32, u32)>,
+    /// The first edge of each (source, target) pair: one pair can carry several protocols.
+    pairs: FastMap<(u32, u32), u32>,
+    /// The pair's next edge after each edge, if any.
+    next: Vec<Option<u32>>,
 }
 
 impl<'g> EdgeIndex<'g> {
@@ -34,19 +34,19 @@ impl<'g> EdgeIndex<'g> {
     pub fn new(graph: &'g Graph) -> Self {
         let nodes = node_positions(graph);
         // Two id lookups per edge: on big graphs, on all cores.
-        let mut ends: Vec<(u32, u32, u32)> = map_chunks(&graph.edges, |start, c| {
-            (start..)
-                .zip(c)
-                .filter_map(|(i, e)| Some((*nodes.get(e.source.as_str())? as u32, *nodes.get(e.target.as_str())? as u32, i as u32)))
-                .collect::<Vec<_>>()
+        let ends: Vec<Option<(u32, u32)>> = map_chunks(&graph.edges, |_, c| {
+            c.iter().map(|e| Some((*nodes.get(e.source.as_str())? as u32, *nodes.get(e.target.as_str())? as u32))).collect::<Vec<_>>()
         })
         .concat();
-        ends.sort_unstable();
-        let mut pairs: FastMap<(u32, u32), (u32, u32)> = FastMap::with_capacity(ends.len());
-        for (at, &(s, t, _)) in ends.iter().enumerate() {
-            pairs.entry((s, t)).or_insert((at as u32, 0)).1 += 1;
+        let mut pairs: FastMap<(u32, u32), u32> = FastMap::with_capacity(ends.len());
+        let mut next = vec![None; ends.len()];
+        // Filled from the last edge back, so that each pair's chain runs in edge order.
+        for (i, pair) in ends.into_iter().enumerate().rev() {
+            if let Some(pair) = pair {
+                next[i] = pairs.insert(pair, i as u32);
+            }
         }
-        EdgeIndex { nodes, edges: ends.into_iter().map(|(_, _, e)| e).collect(), pairs }
+        EdgeIndex { nodes, pairs, next }
     }
 
     /// Positions of the edges from `source` to `target` (any protocol), by internal id.
@@ -57,8 +57,8 @@ impl<'g> EdgeIndex<'g> {
 
     /// Positions of the edges between the nodes at positions `s` and `t`.
     fn pair(&self, s: usize, t: usize) -> impl Iterator<Item = usize> + '_ {
-        let (start, len) = self.pairs.get(&(s as u32, t as u32)).map_or((0, 0), |&(a, n)| (a as usize, n as usize));
-        self.edges[start..start + len].iter().map(|&e| e as usize)
+        let first = self.pairs.get(&(s as u32, t as u32)).copied();
+        std::iter::successors(first, |&e| self.next.get(e as usize).copied().flatten()).map(|e| e as usize)
     }
 
     /// `(edge, value)` for each hop of each series of `results` that `pick` gives a value
