@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use appender_support::is_ok;
-use appender_support::{FastMap, HashMapExt};
+use appender_support::{FastMap, FastSet};
 use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, Node, NodeType, PluginError};
 
 /// The `deadNode` appender.
@@ -46,12 +46,8 @@ impl GraphAppender for DeadNode {
         }
         let pods: FastMap<(&str, &str), u32> =
             data.cluster.workloads.iter().map(|w| ((w.namespace.as_str(), w.name.as_str()), w.pod_count)).collect();
-        let mut out: FastMap<&str, usize> = FastMap::with_capacity(graph.nodes.len());
-        for e in graph.edges.iter() {
-            *out.entry(e.source.as_str()).or_insert(0) += 1;
-        }
-        let verdicts: Vec<Verdict> =
-            graph.nodes.iter().map(|n| verdict(n, out.get(n.id.as_str()).is_some_and(|c| *c > 0), &pods)).collect();
+        let sources: FastSet<&str> = graph.edges.iter().map(|e| e.source.as_str()).collect();
+        let verdicts: Vec<Verdict> = graph.nodes.iter().map(|n| verdict(n, sources.contains(n.id.as_str()), &pods)).collect();
         let mut it = verdicts.into_iter();
         let mut marks = Vec::new();
         graph.retain_nodes(|_| match it.next() {
