@@ -281,14 +281,21 @@ impl<'a> GraphOutput<'a> {
             })
         })
         .concat();
-        let mut order: Vec<(u128, u128, usize)> = linked.iter().enumerate().map(|(k, &(_, s, t))| (hashes[s].prefix(), hashes[t].prefix(), k)).collect();
-        order.sort_unstable_by(|a, b| {
-            let ((_, sa, ta), (_, sb, tb)) = (linked[a.2], linked[b.2]);
-            (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| (&hashes[sa], &hashes[ta], &ids[a.2]).cmp(&(&hashes[sb], &hashes[tb], &ids[b.2])))
-        });
+        // Ranking the nodes' hashes once lets the edges sort on plain integers: (source
+        // rank, target rank, position), then by id among edges with the same ends.
+        let rank = hash_ranks(&hashes);
+        let mut order: Vec<u128> =
+            linked.iter().enumerate().map(|(k, &(_, s, t))| (u128::from(rank[s]) << 64) | (u128::from(rank[t]) << 32) | k as u128).collect();
+        order.sort_unstable();
+        for same_ends in order.chunk_by_mut(|a, b| a >> 32 == b >> 32) {
+            if same_ends.len() > 1 {
+                same_ends.sort_unstable_by_key(|&x| ids[x as u32 as usize]);
+            }
+        }
         let edges: Vec<EdgeOut<'a>> = map_chunks(&order, |_, c| {
             c.iter()
-                .map(|&(_, _, k)| {
+                .map(|&x| {
+                    let k = x as u32 as usize;
                     let (i, s, t) = linked[k];
                     let e = &graph.edges[i];
                     EdgeOut {
@@ -305,6 +312,24 @@ impl<'a> GraphOutput<'a> {
         .concat();
         GraphOutput { timestamp: opts.query_time, duration: opts.duration_secs, graph_type: opts.graph_type, nodes, edges }
     }
+}
+
+/// Each hash's rank among `hashes` (equal hashes share one).
+fn hash_ranks(hashes: &[Hash32]) -> Vec<u32> {
+    let mut by_hash: Vec<u32> = (0..hashes.len() as u32).collect();
+    by_hash.sort_unstable_by(|&a, &b| {
+        let (a, b) = (&hashes[a as usize], &hashes[b as usize]);
+        a.prefix().cmp(&b.prefix()).then_with(|| a.cmp(b))
+    });
+    let mut rank = vec![0u32; hashes.len()];
+    let mut r = 0;
+    for (j, &i) in by_hash.iter().enumerate() {
+        if j > 0 && hashes[i as usize] != hashes[by_hash[j - 1] as usize] {
+            r += 1;
+        }
+        rank[i as usize] = r;
+    }
+    rank
 }
 
 /// `items` ordered by `key`, then by `tie` among equal keys.
