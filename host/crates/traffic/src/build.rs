@@ -1,5 +1,8 @@
 //! Building the traffic graph from query results (reference §2.4).
 
+use std::hash::BuildHasher;
+
+use foldhash::fast::FixedState;
 use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series, label_value};
 
@@ -55,7 +58,13 @@ struct Resolved<'a> {
     chain: Hops<'a>,
     /// Where each chain node's id is in the chunk's id text.
     ids: [(usize, usize); 3],
+    /// Each chain node id's [`ID_HASH`].
+    hashes: [u64; 3],
 }
+
+/// Hashes node ids while series are resolved (on every thread alike), so that the one thread
+/// that builds the graph does not hash them or keep copies of them as map keys.
+const ID_HASH: FixedState = FixedState::with_seed(0x6d65_7368_6c65_6e73);
 
 /// Reads one series; `None` when it adds nothing (filtered, no value, or unnamed ends).
 fn resolve<'a>(p: &PlannedQuery, s: &'a Series, graph_type: GraphType, inject: bool, ids: &mut Ids) -> Option<Resolved<'a>> {
@@ -84,11 +93,12 @@ fn resolve<'a>(p: &PlannedQuery, s: &'a Series, graph_type: GraphType, inject: b
         tracing::warn!("skipping a traffic sample whose source or destination cannot be named");
         return None;
     }
-    let mut at = [(0, 0); 3];
-    for (slot, id) in at.iter_mut().zip(ids.buf.fill(&chain).ids()) {
+    let (mut at, mut hashes) = ([(0, 0); 3], [0; 3]);
+    for ((slot, hash), id) in at.iter_mut().zip(&mut hashes).zip(ids.buf.fill(&chain).ids()) {
         let start = ids.text.len();
         ids.text.push_str(id);
         *slot = (start, ids.text.len());
+        *hash = ID_HASH.hash_one(id.as_str());
     }
     Some(Resolved {
         v,
@@ -98,14 +108,17 @@ fn resolve<'a>(p: &PlannedQuery, s: &'a Series, graph_type: GraphType, inject: b
         svc: sl.dst_svc.unwrap_or(""),
         chain,
         ids: at,
+        hashes,
     })
 }
 
 struct Builder {
     graph_type: GraphType,
     graph: Graph,
-    /// Node positions by internal id.
-    nodes: FastMap<String, usize>,
+    /// The first node with each id hash.
+    by_hash: FastMap<u64, u32>,
+    /// For each node, the next one whose id has the same hash (practically never any).
+    same_hash: Vec<Option<u32>>,
     /// Edge positions by (source, target, protocol) positions.
     edges: FastMap<(usize, usize, usize), usize>,
     /// Protocols seen, so that edge keys need no strings.
@@ -143,7 +156,8 @@ impl Builder {
         Builder {
             graph_type,
             graph,
-            nodes: FastMap::with_capacity(series / 2),
+            by_hash: FastMap::with_capacity(series / 2),
+            same_hash: Vec::with_capacity(series / 2),
             edges: FastMap::with_capacity(series),
             protocols: Vec::new(),
         }
@@ -155,7 +169,7 @@ impl Builder {
         let mut at = [0usize; 3];
         for (i, n) in r.chain.nodes().enumerate() {
             let (start, end) = r.ids[i];
-            at[i] = self.node(n, &text[start..end], v);
+            at[i] = self.node(n, &text[start..end], r.hashes[i], v);
         }
         for w in at[..=r.chain.len()].windows(2) {
             let (s, d) = (w[0], w[1]);
@@ -212,8 +226,13 @@ impl Builder {
 
     /// Finds or creates the node `id`; flags label disagreement on workload (and versioned
     /// app) nodes.
-    fn node(&mut self, k: &NodeRef<'_>, id: &str, v: f64) -> usize {
-        if let Some(&i) = self.nodes.get(id) {
+    fn node(&mut self, k: &NodeRef<'_>, id: &str, hash: u64, v: f64) -> usize {
+        let mut candidate = self.by_hash.get(&hash).map(|&i| i as usize);
+        while let Some(i) = candidate {
+            if self.graph.nodes[i].id.as_str() != id {
+                candidate = self.same_hash[i].map(|i| i as usize);
+                continue;
+            }
             let n = &mut self.graph.nodes[i];
             let checks = n.node_type == NodeType::Workload || (n.node_type == NodeType::App && self.graph_type == GraphType::VersionedApp);
             if checks {
@@ -236,7 +255,7 @@ impl Builder {
         }
         self.graph.nodes.push(k.to_node(id));
         let i = self.graph.nodes.len() - 1;
-        self.nodes.insert(id.to_string(), i);
+        self.same_hash.push(self.by_hash.insert(hash, i as u32));
         i
     }
 

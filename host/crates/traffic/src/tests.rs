@@ -437,3 +437,32 @@ fn nodes_sort_by_whole_names_past_a_shared_prefix() {
     want.sort();
     assert_eq!(keys, want);
 }
+
+/// A destination reached through two services lists each once; a later series that
+/// disagrees on the version only flags it, and without traffic does not relabel the node.
+#[test]
+fn dest_services_are_listed_once_and_a_zero_rate_disagreement_only_flags() {
+    let a = ("bookinfo", "a-v1", "a", "v1");
+    let to = |svc, ver| ("bookinfo", svc, "b-v1", "b", ver);
+    let o = options(&[("namespaces", "bookinfo"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
+    let plan = traffic_plan(&o);
+    let mut results = vec![QueryResult::default(); plan.len()];
+    results[2].series = vec![
+        s(a, to("b", "v1"), "http", "200", None, 1.0),
+        s(a, to("b2", "v1"), "http", "200", None, 1.0),
+        s(a, to("b", "v1"), "http", "500", None, 1.0),
+        s(a, to("b", "v2"), "http", "200", None, 0.0),
+    ]
+    .into_iter()
+    .collect();
+    let g = build_graph(&o, &plan, &results);
+    let b = g.nodes.iter().find(|n| n.workload.as_str() == "b-v1").unwrap();
+    let dests: Vec<&str> = b.dest_services.iter().map(|d| d.as_str()).collect();
+    assert_eq!(dests, ["b", "b2"]);
+    assert_eq!(b.is_misconfigured.as_str(), "labels=[version]");
+    assert_eq!(b.version.as_str(), "v1", "a series without traffic does not relabel");
+    assert_eq!(b.rates.http_in, 3.0);
+    assert_eq!(b.rates.http_in_5xx, 1.0);
+    assert_eq!(g.edges.len(), 1, "one edge per (source, destination, protocol)");
+    assert_eq!(g.edges[0].rates.http, 3.0);
+}
