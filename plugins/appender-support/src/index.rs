@@ -75,7 +75,8 @@ impl<'g> EdgeIndex<'g> {
         let series: Vec<&Series> = results.iter().flat_map(|r| r.series.iter()).collect();
         map_chunks(&series, |_, chunk| {
             let mut ids = IdBuf::default();
-            let mut hits = Vec::new();
+            // A series counts on one hop or two: sized once rather than regrown.
+            let mut hits = Vec::with_capacity(2 * chunk.len());
             for &s in chunk {
                 let sl = SeriesLabels::read(&s.labels);
                 let Some(v) = pick(s, &sl) else {
