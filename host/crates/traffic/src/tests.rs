@@ -353,10 +353,7 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
         }
     }
     let o = options(&[("namespaces", "ns-0"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
-    let plan = traffic_plan(&o);
-    let mut results = vec![QueryResult::default(); plan.len()];
-    results[2].series = series;
-    let mut g = build_graph(&o, &plan, &results);
+    let mut g = requests_graph(&o, series);
     // Series were resolved on several threads: each edge still carries its own series' rate.
     assert_eq!(g.edges.len(), namespaces * workloads);
     for e in g.edges.iter() {
@@ -388,10 +385,7 @@ fn edges_with_the_same_ends_are_ordered_by_id() {
     let dst = ("bookinfo", "reviews", "reviews-v1", "reviews", "v1");
     let series: RVec<Series> = ["http", "grpc"].iter().map(|p| s(src, dst, p, "200", None, 1.0)).collect();
     let o = options(&[("namespaces", "bookinfo"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
-    let plan = traffic_plan(&o);
-    let mut results = vec![QueryResult::default(); plan.len()];
-    results[2].series = series;
-    let mut g = build_graph(&o, &plan, &results);
+    let mut g = requests_graph(&o, series);
     finish(&o, &mut g, &|_| true);
     let out = GraphOutput::new(&o, &g);
     let got: Vec<(String, &str)> = out.edges.iter().map(|e| (e.id.to_string(), e.edge.protocol.as_str())).collect();
@@ -420,10 +414,7 @@ fn nodes_sort_by_whole_names_past_a_shared_prefix() {
         }
     }
     let o = options(&[("namespaces", "team-alpha"), ("graphType", "versionedApp"), ("groupBy", "app")]);
-    let plan = traffic_plan(&o);
-    let mut results = vec![QueryResult::default(); plan.len()];
-    results[2].series = series;
-    let mut g = build_graph(&o, &plan, &results);
+    let mut g = requests_graph(&o, series);
     finish(&o, &mut g, &|_| true);
     let v: Value = serde_json::from_slice(&GraphOutput::new(&o, &g).to_json()).unwrap();
     let nodes: Vec<&Value> = v["elements"]["nodes"].as_array().unwrap().iter().map(|n| &n["data"]).collect();
@@ -445,17 +436,14 @@ fn dest_services_are_listed_once_and_a_zero_rate_disagreement_only_flags() {
     let a = ("bookinfo", "a-v1", "a", "v1");
     let to = |svc, ver| ("bookinfo", svc, "b-v1", "b", ver);
     let o = options(&[("namespaces", "bookinfo"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
-    let plan = traffic_plan(&o);
-    let mut results = vec![QueryResult::default(); plan.len()];
-    results[2].series = vec![
+    let g = requests_graph(&o, vec![
         s(a, to("b", "v1"), "http", "200", None, 1.0),
         s(a, to("b2", "v1"), "http", "200", None, 1.0),
         s(a, to("b", "v1"), "http", "500", None, 1.0),
         s(a, to("b", "v2"), "http", "200", None, 0.0),
     ]
     .into_iter()
-    .collect();
-    let g = build_graph(&o, &plan, &results);
+    .collect());
     let b = g.nodes.iter().find(|n| n.workload.as_str() == "b-v1").unwrap();
     let dests: Vec<&str> = b.dest_services.iter().map(|d| d.as_str()).collect();
     assert_eq!(dests, ["b", "b2"]);
@@ -465,4 +453,12 @@ fn dest_services_are_listed_once_and_a_zero_rate_disagreement_only_flags() {
     assert_eq!(b.rates.http_in_5xx, 1.0);
     assert_eq!(g.edges.len(), 1, "one edge per (source, destination, protocol)");
     assert_eq!(g.edges[0].rates.http, 3.0);
+}
+
+/// The graph of `series` as the results of the HTTP/gRPC requests query.
+fn requests_graph(o: &GraphOptions, series: RVec<Series>) -> plugin_api::Graph {
+    let plan = traffic_plan(o);
+    let mut results = vec![QueryResult::default(); plan.len()];
+    results[2].series = series;
+    build_graph(o, &plan, &results)
 }
