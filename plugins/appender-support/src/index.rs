@@ -1,6 +1,9 @@
 //! Finding a graph's edges by the ids of their ends without allocating per lookup.
 
-use plugin_api::{Graph, GraphType, QueryResult, Series};
+use std::hash::{BuildHasher, Hasher};
+
+use foldhash::fast::FixedState;
+use plugin_api::{Edge, Graph, GraphType, QueryResult, Series};
 
 use crate::{FastMap, HashMapExt, IdBuf, SeriesLabels, map_chunks};
 
@@ -18,47 +21,54 @@ pub enum OnHops {
     Last,
 }
 
-/// Node positions by id and edge positions by (source, target) position, built once per
-/// `apply` so that matching series to edges does not rebuild id strings per edge.
+/// Edge positions by the ids of their ends, built once per `apply` so that matching series to
+/// edges does not rebuild id strings per edge.
+///
+/// Keyed by a hash of the (source id, target id) pair, checked against the edge's own ids on
+/// lookup: a series' ends are found without first looking up each end's node.
 #[derive(Debug)]
 pub struct EdgeIndex<'g> {
-    nodes: FastMap<&'g str, usize>,
-    /// The first edge of each (source, target) pair: one pair can carry several protocols.
-    pairs: FastMap<(u32, u32), u32>,
-    /// The pair's next edge after each edge, if any.
+    edges: &'g [Edge],
+    /// The first edge of each pair hash: one pair can carry several protocols.
+    pairs: FastMap<u64, u32>,
+    /// The next edge with the same pair hash after each edge, if any.
     next: Vec<Option<u32>>,
 }
 
+/// Seeds the pair hash; any fixed value works, it only has to be the same for every lookup.
+const PAIR_HASH: FixedState = FixedState::with_seed(0x6564_6765_7061_6972);
+
+fn pair_hash(source: &str, target: &str) -> u64 {
+    let mut h = PAIR_HASH.build_hasher();
+    h.write(source.as_bytes());
+    // Keeps ("ab", "c") and ("a", "bc") apart.
+    h.write_u8(0xff);
+    h.write(target.as_bytes());
+    h.finish()
+}
+
 impl<'g> EdgeIndex<'g> {
-    /// Indexes `graph` as it is now; edges whose ends are not nodes are left out.
+    /// Indexes the edges of `graph` as they are now, whether or not their ends are nodes
+    /// (the response leaves out edges with a missing end).
     pub fn new(graph: &'g Graph) -> Self {
-        let nodes = node_positions(graph);
-        // Two id lookups per edge: on big graphs, on all cores.
-        let ends: Vec<Option<(u32, u32)>> = map_chunks(&graph.edges, |_, c| {
-            c.iter().map(|e| Some((*nodes.get(e.source.as_str())? as u32, *nodes.get(e.target.as_str())? as u32))).collect::<Vec<_>>()
-        })
-        .concat();
-        let mut pairs: FastMap<(u32, u32), u32> = FastMap::with_capacity(ends.len());
-        let mut next = vec![None; ends.len()];
+        // On big graphs, hashed on all cores.
+        let hashes: Vec<u64> =
+            map_chunks(&graph.edges, |_, c| c.iter().map(|e| pair_hash(e.source.as_str(), e.target.as_str())).collect::<Vec<_>>()).concat();
+        let mut pairs: FastMap<u64, u32> = FastMap::with_capacity(hashes.len());
+        let mut next = vec![None; hashes.len()];
         // Filled from the last edge back, so that each pair's chain runs in edge order.
-        for (i, pair) in ends.into_iter().enumerate().rev() {
-            if let Some(pair) = pair {
-                next[i] = pairs.insert(pair, i as u32);
-            }
+        for (i, h) in hashes.into_iter().enumerate().rev() {
+            next[i] = pairs.insert(h, i as u32);
         }
-        EdgeIndex { nodes, pairs, next }
+        EdgeIndex { edges: graph.edges.as_slice(), pairs, next }
     }
 
     /// Positions of the edges from `source` to `target` (any protocol), by internal id.
-    pub fn edges(&self, source: &str, target: &str) -> impl Iterator<Item = usize> + '_ {
-        let ends = self.nodes.get(source).zip(self.nodes.get(target));
-        ends.into_iter().flat_map(|(&s, &t)| self.pair(s, t))
-    }
-
-    /// Positions of the edges between the nodes at positions `s` and `t`.
-    fn pair(&self, s: usize, t: usize) -> impl Iterator<Item = usize> + '_ {
-        let first = self.pairs.get(&(s as u32, t as u32)).copied();
-        std::iter::successors(first, |&e| self.next.get(e as usize).copied().flatten()).map(|e| e as usize)
+    pub fn edges<'s>(&'s self, source: &'s str, target: &'s str) -> impl Iterator<Item = usize> + 's {
+        let first = self.pairs.get(&pair_hash(source, target)).copied();
+        std::iter::successors(first, |&e| self.next.get(e as usize).copied().flatten())
+            .map(|e| e as usize)
+            .filter(move |&e| self.edges.get(e).is_some_and(|x| x.source.as_str() == source && x.target.as_str() == target))
     }
 
     /// `(edge, value)` for each hop of each series of `results` that `pick` gives a value
@@ -89,16 +99,8 @@ impl<'g> EdgeIndex<'g> {
                     OnHops::Every => 0,
                     OnHops::Last => filled.len().saturating_sub(2),
                 };
-                // Each node of the chain is looked up once, even when it ends one hop and
-                // starts the next.
-                let mut at = [None; 3];
-                for (slot, id) in at.iter_mut().zip(filled).skip(skip) {
-                    *slot = self.nodes.get(id.as_str()).copied();
-                }
-                for w in at[skip..filled.len()].windows(2) {
-                    if let [Some(s), Some(t)] = *w {
-                        hits.extend(self.pair(s, t).map(|e| (e, v)));
-                    }
+                for w in filled[skip..].windows(2) {
+                    hits.extend(self.edges(&w[0], &w[1]).map(|e| (e, v)));
                 }
             }
             hits

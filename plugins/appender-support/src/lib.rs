@@ -193,14 +193,16 @@ mod tests {
         for id in ["a", "b", "c"] {
             g.nodes.push(Node::new(id, NodeType::Workload, "ns"));
         }
-        for (s, t, p) in [("a", "b", "http"), ("b", "c", "http"), ("a", "b", "tcp"), ("a", "c", "grpc"), ("x", "b", "http")] {
+        for (s, t, p) in [("a", "b", "http"), ("b", "c", "http"), ("a", "b", "tcp"), ("a", "c", "grpc"), ("ab", "c", "http"), ("a", "bc", "tcp")] {
             g.edges.push(Edge::new(s, t, p));
         }
         let index = EdgeIndex::new(&g);
         assert_eq!(index.edges("a", "b").collect::<Vec<_>>(), [0, 2]);
         assert_eq!(index.edges("a", "c").collect::<Vec<_>>(), [3]);
         assert_eq!(index.edges("b", "a").count(), 0);
-        assert_eq!(index.edges("x", "b").count(), 0, "an edge from a missing node is not indexed");
+        assert_eq!(index.edges("ab", "c").collect::<Vec<_>>(), [4], "ends that concatenate alike stay apart");
+        assert_eq!(index.edges("a", "bc").collect::<Vec<_>>(), [5]);
+        assert_eq!(index.edges("x", "b").count(), 0);
     }
 
     #[test]
