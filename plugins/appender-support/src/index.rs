@@ -93,14 +93,14 @@ impl<'g> EdgeIndex<'g> {
                     continue;
                 };
                 let chain = sl.hops(graph_type, inject);
-                let filled = ids.fill(&chain).ids();
+                let filled = ids.fill(&chain);
                 // A chain of n ids has n - 1 hops; the last is the one into the destination.
                 let skip = match on {
                     OnHops::Every => 0,
-                    OnHops::Last => filled.len().saturating_sub(2),
+                    OnHops::Last => filled.ids().len().saturating_sub(2),
                 };
-                for w in filled[skip..].windows(2) {
-                    hits.extend(self.edges(&w[0], &w[1]).map(|e| (e, v)));
+                for (src, dst) in filled.pairs().skip(skip) {
+                    hits.extend(self.edges(src, dst).map(|e| (e, v)));
                 }
             }
             hits

@@ -19,35 +19,9 @@ const MAX_THREADS: usize = 4;
 ///
 /// A panic in `f` reaches the caller as a panic, whichever thread it happened on.
 pub fn map_chunks<'t, T: Sync, R: Send>(items: &'t [T], f: impl Fn(usize, &'t [T]) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
-    if threads < 2 || items.len() < MIN_PARALLEL {
-        return vec![f(0, items)];
-    }
-    let chunks: Vec<&'t [T]> = items.chunks(CHUNK).collect();
-    let next = AtomicUsize::new(0);
-    // Each thread claims the next unclaimed chunk until none is left.
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(chunk) = chunks.get(i) else { break };
-            done.push((i, f(i * CHUNK, chunk)));
-        }
-        done
-    };
-    let mut all = std::thread::scope(|s| {
-        let helpers: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
-        let mut all = work();
-        for h in helpers {
-            match h.join() {
-                Ok(done) => all.extend(done),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-        all
-    });
-    all.sort_unstable_by_key(|(i, _)| *i);
-    all.into_iter().map(|(_, r)| r).collect()
+    let mut all = Vec::new();
+    map_chunks_in_order(items, f, |r| all.push(r));
+    all
 }
 
 /// `f(start, chunk)` over consecutive chunks of `items`, each result handed to `consume` on
