@@ -78,11 +78,13 @@ pub struct Options {
     pub bookmark_every: Duration,
     /// `gitVersion` of `/version`.
     pub git_version: String,
+    /// Users and rights for TokenReview and SubjectAccessReview (`None`: not served).
+    pub reviews: Option<Arc<crate::kube_reviews::Reviews>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { watch_max: Duration::from_secs(5), bookmark_every: Duration::from_secs(1), git_version: "v1.33.2".into() }
+        Options { watch_max: Duration::from_secs(5), bookmark_every: Duration::from_secs(1), git_version: "v1.33.2".into(), reviews: None }
     }
 }
 
@@ -183,6 +185,7 @@ impl KubeApi {
             .and_then(|path: warp::path::FullPath, q: HashMap<String, String>, s: Arc<Shared>| async move {
                 Ok::<_, Infallible>(handle(path.as_str(), &q, &s))
             });
+        let route = crate::kube_reviews::routes(shared.opts.reviews.clone()).or(route);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         *shared.addr.lock().unwrap() = Some(addr);

@@ -4,3 +4,4 @@
 pub mod server;
 pub mod prometheus;
 pub mod kube_api;
+pub mod kube_reviews;
