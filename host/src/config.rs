@@ -242,6 +242,8 @@ pub enum ConfigError {
     Figment(String),
     #[error("invalid configuration: `{key}`: {reason}")]
     Invalid { key: String, reason: String },
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Several(Vec<ConfigError>),
 }
 
 fn invalid(key: &str, reason: impl Into<String>) -> ConfigError {
@@ -270,60 +272,70 @@ impl Config {
         fig.extract().map_err(|e| ConfigError::Figment(figment_message(e)))
     }
 
-    /// Checks the values serde cannot check.
+    /// Checks the values serde cannot check; the error lists every problem found.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.server
-            .address
-            .parse::<IpAddr>()
-            .map_err(|_| invalid("server.address", "expected an IP address such as 127.0.0.1"))?;
+        let mut problems = self.problems();
+        match problems.len() {
+            0 => Ok(()),
+            1 => Err(problems.remove(0)),
+            _ => Err(ConfigError::Several(problems)),
+        }
+    }
+
+    /// Every value serde cannot check that is wrong, each naming its key (`config check`
+    /// reports them all at once rather than one per run).
+    pub fn problems(&self) -> Vec<ConfigError> {
+        let mut out = Vec::new();
+        let mut fail = |key: &str, reason: &str| out.push(invalid(key, reason));
+        if self.server.address.parse::<IpAddr>().is_err() {
+            fail("server.address", "expected an IP address such as 127.0.0.1");
+        }
         let wr = &self.server.web_root;
         if !wr.starts_with('/') || wr.contains("..") || wr.contains("//") {
-            return Err(invalid("server.web_root", "must start with `/` and contain no `..` or `//`"));
+            fail("server.web_root", "must start with `/` and contain no `..` or `//`");
         }
         if self.server.request_timeout.0.is_zero() {
-            return Err(invalid("server.request_timeout", "must be above zero"));
+            fail("server.request_timeout", "must be above zero");
         }
         if self.auth.strategy == AuthStrategy::Login {
             if self.auth.password.as_deref().unwrap_or("").is_empty() {
-                return Err(invalid("auth.password", "strategy \"login\" needs a password (or set auth.strategy = \"anonymous\")"));
+                fail("auth.password", "strategy \"login\" needs a password (or set auth.strategy = \"anonymous\")");
             }
             if self.auth.username.is_empty() {
-                return Err(invalid("auth.username", "must not be empty"));
+                fail("auth.username", "must not be empty");
             }
         }
-        if let Some(key) = &self.auth.signing_key {
-            if key.len() < 32 {
-                return Err(invalid("auth.signing_key", "must be at least 32 bytes long"));
-            }
+        if self.auth.signing_key.as_ref().is_some_and(|key| key.len() < 32) {
+            fail("auth.signing_key", "must be at least 32 bytes long");
         }
         if self.auth.token_lifetime.0.is_zero() {
-            return Err(invalid("auth.token_lifetime", "must be above zero"));
+            fail("auth.token_lifetime", "must be above zero");
         }
-        for re in &self.cluster.exclude_namespaces {
-            regex::Regex::new(re).map_err(|_| invalid("cluster.exclude_namespaces", "contains an invalid regular expression"))?;
+        if self.cluster.exclude_namespaces.iter().any(|re| regex::Regex::new(re).is_err()) {
+            fail("cluster.exclude_namespaces", "contains an invalid regular expression");
         }
         if self.cluster.source == ClusterSource::Snapshot && self.cluster.snapshot.is_empty() {
-            return Err(invalid("cluster.snapshot", "source \"snapshot\" needs at least one file or folder"));
+            fail("cluster.snapshot", "source \"snapshot\" needs at least one file or folder");
         }
         for (key, label) in [("cluster.app_label", &self.cluster.app_label), ("cluster.version_label", &self.cluster.version_label)] {
             if label.is_empty() {
-                return Err(invalid(key, "must not be empty"));
+                fail(key, "must not be empty");
             }
         }
         if self.metrics.timeout.0.is_zero() {
-            return Err(invalid("metrics.timeout", "must be above zero"));
+            fail("metrics.timeout", "must be above zero");
         }
         for (name, table) in &self.metrics.backends {
             if !table.is_object() {
-                return Err(invalid(&format!("metrics.{name}"), "unknown key (backend settings go in a [metrics.<backend>] table)"));
+                fail(&format!("metrics.{name}"), "unknown key (backend settings go in a [metrics.<backend>] table)");
             }
         }
         for (name, table) in &self.appenders {
             if !table.is_object() {
-                return Err(invalid(&format!("appenders.{name}"), "expected a table"));
+                fail(&format!("appenders.{name}"), "expected a table");
             }
         }
-        Ok(())
+        out
     }
 
     /// The JSON table for a metrics backend (`{}` when absent), plus `timeout_ms`.
@@ -396,6 +408,20 @@ mod tests {
         assert!(err.contains("auth.signing_key"), "{err}");
         let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[metrics]\nbogus = 3").unwrap_err().to_string();
         assert!(err.contains("metrics.bogus"), "{err}");
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let err = from_toml("[server]\naddress = \"nowhere\"\nweb_root = \"x\"\n[metrics]\ntimeout = \"0s\"").unwrap_err();
+        let ConfigError::Several(all) = &err else { panic!("expected several problems, got {err}") };
+        let keys: Vec<String> = all
+            .iter()
+            .map(|e| match e {
+                ConfigError::Invalid { key, .. } => key.clone(),
+                other => panic!("unexpected {other}"),
+            })
+            .collect();
+        assert_eq!(keys, ["server.address", "server.web_root", "auth.password", "metrics.timeout"]);
     }
 
     #[test]

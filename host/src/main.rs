@@ -1,11 +1,11 @@
-//! `meshlens [serve] [--config FILE]` starts the service; `meshlens plugins [--config FILE]`
-//! lists the plugins it would load.
+//! The `meshlens` command: `serve` (the default), `plugins`, `config check`, `config defaults`.
 #![forbid(unsafe_code)]
 
 use std::{io::IsTerminal, path::PathBuf, process::ExitCode, sync::Arc};
 
+use clap::{Parser, Subcommand};
 use meshlens::{
-    config::Config,
+    config::{Config, ConfigError},
     plugins::Registry,
     server,
     state::AppState,
@@ -15,31 +15,46 @@ use meshlens::{
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: meshlens [serve|plugins] [--config FILE]";
+/// The documented defaults; a unit test in `config.rs` keeps them equal to `Config::default()`.
+const DEFAULTS: &str = include_str!("../../config/meshlens.toml");
 
-enum Command {
-    Serve,
-    Plugins,
+/// `--version` also names the plugin-api version plugins must be built against.
+fn version() -> String {
+    format!("{} (plugin-api {})", env!("CARGO_PKG_VERSION"), plugin_api::API_VERSION)
 }
 
-fn parse_args() -> Result<(Command, Option<PathBuf>), String> {
-    let mut cmd = None;
-    let mut config = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "serve" if cmd.is_none() => cmd = Some(Command::Serve),
-            "plugins" if cmd.is_none() => cmd = Some(Command::Plugins),
-            "--config" | "-c" => config = Some(PathBuf::from(args.next().ok_or("--config needs a file")?)),
-            s if s.starts_with("--config=") => config = Some(PathBuf::from(&s["--config=".len()..])),
-            "-h" | "--help" => return Err(String::new()),
-            other => return Err(format!("unexpected argument `{other}`")),
-        }
-    }
-    Ok((cmd.unwrap_or(Command::Serve), config))
+/// Observability service for an Istio-style service mesh.
+#[derive(Parser)]
+#[command(name = "meshlens", version = version(), about, long_about = None)]
+struct Cli {
+    /// Configuration file (TOML); `MESHLENS_<SECTION>__<KEY>` variables override it.
+    #[arg(short, long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start the service (the default).
+    Serve,
+    /// List the plugins the configuration would load.
+    Plugins,
+    /// Check or print configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Validate a configuration without starting anything; report every problem with its key.
+    Check,
+    /// Print the documented default configuration (every key, with a comment).
+    Defaults,
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -47,20 +62,33 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let (cmd, config_path) = match parse_args() {
-        Ok(v) => v,
-        Err(msg) => {
-            if !msg.is_empty() {
-                eprintln!("meshlens: {msg}");
-            }
-            eprintln!("{USAGE}");
-            return if msg.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) };
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(cli.config),
+        Command::Plugins => list_plugins(cli.config),
+        Command::Config(ConfigCommand::Check) => check_config(cli.config),
+        Command::Config(ConfigCommand::Defaults) => {
+            print!("{DEFAULTS}");
+            ExitCode::SUCCESS
         }
-    };
-    match cmd {
-        Command::Plugins => list_plugins(config_path),
-        Command::Serve => serve(config_path),
     }
+}
+
+fn check_config(config_path: Option<PathBuf>) -> ExitCode {
+    let problems = match Config::load_unchecked(config_path.as_deref()) {
+        Ok(c) => c.problems(),
+        Err(e) => vec![e],
+    };
+    if problems.is_empty() {
+        println!("configuration is valid");
+        return ExitCode::SUCCESS;
+    }
+    for p in problems.iter().flat_map(|p| match p {
+        ConfigError::Several(all) => all.iter().collect(),
+        one => vec![one],
+    }) {
+        eprintln!("meshlens: {p}");
+    }
+    ExitCode::from(2)
 }
 
 fn serve(config_path: Option<PathBuf>) -> ExitCode {
