@@ -18,6 +18,7 @@ use futures::{
     FutureExt,
     future::{BoxFuture, Shared, try_join_all},
 };
+use meshlens_query_batch::{Answers, QueryBatch};
 use plugin_api::{BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime, RangeFunc};
 
 use crate::{config::DurationHistogram, error::ApiError};
@@ -143,6 +144,13 @@ impl MetricsEngine {
     /// Runs every query concurrently; results in the same order. The first failure wins.
     pub async fn query_all(self: &Arc<Self>, qs: Vec<MetricQuery>) -> Result<Vec<Arc<QueryResult>>, MetricsError> {
         try_join_all(qs.into_iter().map(|q| self.query(q))).await
+    }
+
+    /// Runs a typed batch: every owner's queries at once, each owner's answers by its handle.
+    pub async fn fetch(self: &Arc<Self>, batch: QueryBatch) -> Result<Answers, MetricsError> {
+        let (queries, pending) = batch.send();
+        let results = self.query_all(queries).await?;
+        pending.answered(results).map_err(|e| MetricsError::Internal(e.to_string()))
     }
 
     async fn send(&self, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {

@@ -1,18 +1,19 @@
 //! The five graph operations (spec §4.2/§4.3).
 //!
-//! One request: validate the parameters ([`GraphOptions::parse`]) → plan every query up
-//! front (the traffic families plus each appender's declared queries) and run them all at
-//! once through the metrics engine → build the graph → appenders in order → markers → JSON
-//! or DOT. Appenders never do I/O; the CPU part runs on the blocking pool.
+//! One request: parse ([`GraphOptions::parse`]) → plan (one query batch: the traffic plan
+//! and each appender's declared inputs, each under its own handle) → fetch (the whole batch
+//! at once through the metrics engine) → build the graph, appenders in order, markers →
+//! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the blocking pool.
 
 use std::sync::Arc;
 
-use abi_stable::std_types::RResult;
+use abi_stable::std_types::{RResult, RVec};
+use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
     GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order, build_graph, finish,
     round_results, traffic_plan,
 };
-use plugin_api::{AppenderBox, AppenderData, AppenderInputs, MetricQuery, QueryResult};
+use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
 use crate::{
     error::ApiError,
@@ -96,16 +97,14 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let opts = GraphOptions::parse(target, |k| ctx.query(k).map(str::to_string), now(), &registered, &settings(&st))
         .map_err(|e| ApiError::bad_request(e.message))?;
 
-    let cluster = st.cluster.state().await.map_err(|e| match e.http_status() {
-        503 => ApiError::unavailable(e.to_string()),
-        _ => ApiError::internal(e.to_string()),
-    })?;
+    let cluster = st.cluster.state().await?;
     for ns in &opts.namespaces {
         if cluster.namespace(ns).is_none() {
             return Err(ApiError::bad_request("a requested namespace does not exist or is not accessible"));
         }
     }
 
+    // Plan: the traffic queries and each appender's declared inputs, in one batch.
     let (metric, to_ms) = duration_histogram(&st, opts.query_time).await?;
     let req = opts.graph_request(metric, to_ms);
     let order = appender_run_order(opts.appenders.as_deref(), &registered, &st.config.plugins.appenders);
@@ -113,33 +112,29 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
         .iter()
         .filter_map(|n| st.plugins.appenders.iter().find(|c| &c.name == n).map(|c| (c.name.clone(), c.object.clone())))
         .collect();
-    let mut inputs: Vec<AppenderInputs> = Vec::with_capacity(appenders.len());
-    for (name, a) in &appenders {
-        match a.inputs(&req) {
-            RResult::ROk(i) => inputs.push(i),
-            RResult::RErr(e) => return Err(plugin_error(name, e)),
-        }
-    }
-
-    // Every query of the request, sent together.
     let plan = traffic_plan(&opts);
-    let mut queries: Vec<MetricQuery> = plan.iter().map(|p| p.query.clone()).collect();
-    for i in &inputs {
-        queries.extend(i.queries.iter().cloned());
+    let mut batch = QueryBatch::new();
+    let traffic_handle = batch.add(plan.iter().map(|p| p.query.clone()));
+    let mut appender_inputs: Vec<(Handle, RVec<ClusterKind>)> = Vec::with_capacity(appenders.len());
+    for (name, a) in &appenders {
+        let inputs = a.inputs(&req).into_result().map_err(|e| plugin_error(name, e))?;
+        appender_inputs.push((batch.add(inputs.queries), inputs.cluster));
     }
-    let answers = st.metrics.query_all(queries).await?;
-    let mut results: Vec<QueryResult> = answers.iter().map(|r| (**r).clone()).collect();
-    round_results(&mut results);
 
-    let mut per_appender: Vec<AppenderData> = Vec::with_capacity(inputs.len());
-    let mut rest = results.split_off(plan.len().min(results.len()));
-    for i in &inputs {
-        let tail = rest.split_off(i.queries.len().min(rest.len()));
-        let kinds: Vec<plugin_api::ClusterKind> = i.cluster.iter().copied().collect();
-        let cluster_data = if kinds.is_empty() { Default::default() } else { cluster.cluster_data(&kinds, &opts.namespaces) };
-        per_appender.push(AppenderData { cluster: cluster_data, results: std::mem::replace(&mut rest, tail).into_iter().collect() });
-    }
-    let traffic = results;
+    // Fetch: every query of the request, sent together.
+    let mut answers = st.metrics.fetch(batch).await?;
+    let traffic = answers.take(traffic_handle);
+    let per_appender: Vec<AppenderData> = appender_inputs
+        .into_iter()
+        .map(|(handle, kinds)| {
+            // Appenders get their answers as owned values across the ABI, rounded as the
+            // traffic values are; an answer is moved, not copied, unless another owner shares it.
+            let mut results: Vec<QueryResult> = answers.take(handle).into_iter().map(owned).collect();
+            round_results(&mut results);
+            let cluster = if kinds.is_empty() { Default::default() } else { cluster.cluster_data(&kinds, &opts.namespaces) };
+            AppenderData { cluster, results: results.into() }
+        })
+        .collect();
 
     // Build, transform and serialise off the async workers.
     tokio::task::spawn_blocking(move || -> Result<Reply, ApiError> {

@@ -3,6 +3,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use meshlens_cluster::{NamespaceState, Workload};
+use meshlens_query_batch::{Handle, QueryBatch};
 use meshlens_health::{
     AppHealth, DeploymentStatus, Entity, Kind, ServiceHealth, ServiceProxy, Target, WorkloadHealth, namespace_health,
     namespace_queries, proxy_health, proxy_queries, target_queries, target_requests,
@@ -60,27 +61,29 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
         let now = unix_now();
         let ri = rate_interval(&ctx, ns_state, now)?;
         let domain = state.settings().identity_domain.clone();
-        let mut queries = target_queries(ns, Target::App(name), ri, now);
-        let request_queries = queries.len();
-        let mut proxy_ranges = Vec::new();
-        for svc in &app.services {
-            let svc_name = svc.metadata.name.clone().unwrap_or_default();
-            let qs = proxy_queries(ns, &svc_name, &ports(svc), &domain, now);
-            proxy_ranges.push((svc_name, queries.len(), qs.len()));
-            queries.extend(qs);
-        }
-        let results = ctx.state.metrics.query_all(queries).await?;
-        let proxy = proxy_ranges
+        let mut batch = QueryBatch::new();
+        let requests = batch.add(target_queries(ns, Target::App(name), ri, now));
+        let services: Vec<(String, Handle)> = app
+            .services
+            .iter()
+            .map(|svc| {
+                let svc_name = svc.metadata.name.clone().unwrap_or_default();
+                let handle = batch.add(proxy_queries(ns, &svc_name, &ports(svc), &domain, now));
+                (svc_name, handle)
+            })
+            .collect();
+        let answers = ctx.state.metrics.fetch(batch).await?;
+        let proxy = services
             .into_iter()
-            .map(|(service, start, len)| {
-                let p = proxy_health(&results[start..start + len]);
+            .map(|(service, handle)| {
+                let p = proxy_health(answers.get(handle));
                 ServiceProxy { service, inbound: p.inbound, outbound: p.outbound }
             })
             .collect();
         Ok(Reply::json(&AppHealth {
             deployment_statuses: app.workloads.iter().map(|w| status_of(w)).collect(),
             proxy,
-            requests: target_requests(&results[..request_queries]),
+            requests: target_requests(answers.get(requests)),
         }))
     })
 }
@@ -93,11 +96,11 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let svc = state.service(ns, name).ok_or_else(|| ApiError::not_found("service not found"))?;
         let now = unix_now();
         let ri = rate_interval(&ctx, ns_state, now)?;
-        let mut queries = target_queries(ns, Target::Service(name), ri, now);
-        let n = queries.len();
-        queries.extend(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
-        let results = ctx.state.metrics.query_all(queries).await?;
-        Ok(Reply::json(&ServiceHealth { proxy: proxy_health(&results[n..]), requests: target_requests(&results[..n]) }))
+        let mut batch = QueryBatch::new();
+        let requests = batch.add(target_queries(ns, Target::Service(name), ri, now));
+        let proxy = batch.add(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
+        let answers = ctx.state.metrics.fetch(batch).await?;
+        Ok(Reply::json(&ServiceHealth { proxy: proxy_health(answers.get(proxy)), requests: target_requests(answers.get(requests)) }))
     })
 }
 

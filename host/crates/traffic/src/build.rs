@@ -1,6 +1,6 @@
 //! Building the traffic graph from query results (reference §2.4).
 
-use std::hash::BuildHasher;
+use std::{borrow::Borrow, hash::BuildHasher};
 
 use foldhash::fast::FixedState;
 use plugin_api::abi_stable::std_types::RString;
@@ -10,16 +10,18 @@ use appender_support::labels::*;
 use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks_in_order};
 
 use crate::options::GraphOptions;
-use crate::plan::{PlannedQuery, TrafficKind};
+use crate::plan::{PlannedQuery, TrafficKind, round_value};
 
 /// Builds the graph from the traffic queries' results (`results[i]` answers `plan[i]`;
-/// missing results count as empty). Values should already be rounded.
+/// missing results count as empty). Values are rounded as they are read ([`round_value`]),
+/// so shared answers are used as they are.
 ///
 /// Reading a series' labels and naming its nodes does not touch the graph, so big results
 /// are resolved on all cores; the graph itself is built on this thread, in result order, as
 /// the resolved chunks come in.
-pub fn build_graph(opts: &GraphOptions, plan: &[PlannedQuery], results: &[QueryResult]) -> Graph {
-    let items: Vec<(&PlannedQuery, &Series)> = plan.iter().zip(results).flat_map(|(p, r)| r.series.iter().map(move |s| (p, s))).collect();
+pub fn build_graph<R: Borrow<QueryResult>>(opts: &GraphOptions, plan: &[PlannedQuery], results: &[R]) -> Graph {
+    let items: Vec<(&PlannedQuery, &Series)> =
+        plan.iter().zip(results).flat_map(|(p, r)| r.borrow().series.iter().map(move |s| (p, s))).collect();
     let (graph_type, inject) = (opts.graph_type, opts.inject_service_nodes);
     let mut b = Builder::new(graph_type, items.len());
     map_chunks_in_order(
@@ -72,7 +74,7 @@ fn resolve<'a>(p: &PlannedQuery, s: &'a Series, graph_type: GraphType, inject: b
     if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str())) {
         return None;
     }
-    let v = s.samples.last().map(|x| x.v).filter(|v| v.is_finite())?;
+    let v = s.samples.last().map(|x| round_value(x.v)).filter(|v| v.is_finite())?;
     let sl = SeriesLabels::read(labels);
     if let Some(missing) = first_missing(&sl, p.kind) {
         tracing::warn!(label = missing, "skipping a traffic sample without the label");

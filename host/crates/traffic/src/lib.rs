@@ -3,7 +3,7 @@
 //! A graph request flows through this crate in one direction:
 //! [`GraphOptions::parse`] (validated parameters, 400-style errors) → [`traffic_plan`] (the
 //! metric queries, one per traffic family whatever the number of namespaces) → the host runs
-//! them together with the appenders' declared inputs → [`round_results`] → [`build_graph`] →
+//! them together with the appenders' declared inputs (one typed query batch) → [`build_graph`] →
 //! appenders in [`appender_run_order`] → [`finish`] (outside/root markers, service-graph
 //! reduction) → [`GraphOutput::new`] → JSON ([`GraphOutput::to_json`]) or DOT
 //! ([`GraphOutput::to_dot`]).
