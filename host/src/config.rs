@@ -40,6 +40,7 @@ pub struct Config {
     pub metrics: MetricsConfig,
     pub external_services: ExternalServices,
     pub dashboards: DashboardsConfig,
+    pub log: LogConfig,
     /// `[appenders.<name>]`: each appender's own table, handed to its `configure`.
     pub appenders: BTreeMap<String, serde_json::Value>,
 }
@@ -51,6 +52,7 @@ pub struct ServerConfig {
     pub port: u16,
     pub web_root: String,
     pub request_timeout: HumanDuration,
+    pub metrics: ServerMetricsConfig,
 }
 
 impl Default for ServerConfig {
@@ -60,7 +62,48 @@ impl Default for ServerConfig {
             port: 20001,
             web_root: "/".into(),
             request_timeout: HumanDuration(Duration::from_secs(30)),
+            metrics: ServerMetricsConfig::default(),
         }
+    }
+}
+
+/// `[server.metrics]`: the self-metrics endpoint `GET {web_root}metrics`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerMetricsConfig {
+    /// Served on the main port at all.
+    pub enabled: bool,
+    /// Served without authentication on the main port.
+    pub public: bool,
+    /// Also served (always without authentication) at `/metrics` on this port, on `server.address`.
+    pub port: Option<u16>,
+}
+
+impl Default for ServerMetricsConfig {
+    fn default() -> Self {
+        ServerMetricsConfig { enabled: true, public: true, port: None }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// `[log]`: where the service's own log lines go (stderr) and how they look.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    pub format: LogFormat,
+    /// A tracing filter (`info`, `warn,meshlens=debug`); `RUST_LOG` overrides it.
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig { format: LogFormat::Text, level: "info".into() }
     }
 }
 
@@ -171,6 +214,10 @@ pub struct MetricsConfig {
     pub backend: String,
     pub timeout: HumanDuration,
     pub duration_histogram: DurationHistogram,
+    /// How long an answer of the backend is reused for identical queries; 0 switches the cache off.
+    pub cache_ttl: HumanDuration,
+    /// Upper bound of the answer cache's (estimated) size.
+    pub cache_max_bytes: u64,
     /// `[metrics.<backend>]` tables; anything else here is rejected by `validate`.
     #[serde(flatten)]
     pub backends: BTreeMap<String, serde_json::Value>,
@@ -182,6 +229,8 @@ impl Default for MetricsConfig {
             backend: "prometheus".into(),
             timeout: HumanDuration(Duration::from_secs(10)),
             duration_histogram: DurationHistogram::Auto,
+            cache_ttl: HumanDuration(Duration::from_secs(10)),
+            cache_max_bytes: 64 * 1024 * 1024,
             backends: BTreeMap::new(),
         }
     }
@@ -324,6 +373,12 @@ impl Config {
         }
         if self.metrics.timeout.0.is_zero() {
             fail("metrics.timeout", "must be above zero");
+        }
+        if self.server.metrics.port.is_some_and(|p| p != 0 && p == self.server.port) {
+            fail("server.metrics.port", "must differ from server.port");
+        }
+        if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
+            fail("log.level", "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"");
         }
         for (name, table) in &self.metrics.backends {
             if !table.is_object() {

@@ -3,6 +3,7 @@
 //! request → route ([`router`]) → handler ([`api`]) → plan → fetch (cluster cache and the
 //! [`metrics_engine`], concurrently) → build → appenders → JSON.
 
+pub mod answer_cache;
 pub mod api;
 pub mod auth;
 pub mod config;
@@ -13,3 +14,4 @@ pub mod plugins;
 pub mod router;
 pub mod server;
 pub mod state;
+pub mod telemetry;

@@ -1,7 +1,7 @@
 //! The `meshlens` command: `serve` (the default), `plugins`, `config check`, `config defaults`.
 #![forbid(unsafe_code)]
 
-use std::{io::IsTerminal, path::PathBuf, process::ExitCode, sync::Arc};
+use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
 use clap::{Parser, Subcommand};
 use meshlens::{
@@ -9,6 +9,7 @@ use meshlens::{
     plugins::Registry,
     server,
     state::AppState,
+    telemetry,
 };
 
 // See the workspace manifest for why.
@@ -55,13 +56,6 @@ enum ConfigCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config),
         Command::Plugins => list_plugins(cli.config),
@@ -99,6 +93,7 @@ fn serve(config_path: Option<PathBuf>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    telemetry::init_logging(&config.log);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -133,6 +128,7 @@ fn list_plugins(config_path: Option<PathBuf>) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    telemetry::init_logging(&config.log);
     let dirs: Vec<PathBuf> = config.plugins.dirs.iter().map(PathBuf::from).collect();
     let reg = match Registry::load(&dirs) {
         Ok(r) => r,

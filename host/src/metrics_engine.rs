@@ -2,7 +2,8 @@
 //!
 //! Backend calls are synchronous (the plugin cannot see our runtime), so each runs on the
 //! blocking pool, under a deadline, and never on an async worker. Identical queries that
-//! are in flight at the same time are sent once and share the answer.
+//! are in flight at the same time are sent once and share the answer, and answers to
+//! past-time queries are reused for `[metrics] cache_ttl` ([`AnswerCache`]).
 
 use std::{
     collections::HashMap,
@@ -21,7 +22,12 @@ use futures::{
 use meshlens_query_batch::{Answers, QueryBatch};
 use plugin_api::{BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime, RangeFunc};
 
-use crate::{config::DurationHistogram, error::ApiError};
+use crate::{
+    answer_cache::AnswerCache,
+    config::DurationHistogram,
+    error::ApiError,
+    telemetry::{self, QueryOutcome},
+};
 
 /// The request-duration histogram a store holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +91,7 @@ pub struct MetricsEngine {
     inflight: Mutex<HashMap<String, SharedQuery>>,
     sent: AtomicU64,
     detected: Mutex<Option<DurationUnit>>,
+    cache: Option<AnswerCache>,
 }
 
 impl MetricsEngine {
@@ -98,7 +105,21 @@ impl MetricsEngine {
             inflight: Mutex::new(HashMap::new()),
             sent: AtomicU64::new(0),
             detected: Mutex::new(None),
+            cache: None,
         }
+    }
+
+    /// Reuses answers of identical past-time queries for `ttl` (zero: never), within `max_bytes`.
+    pub fn with_cache(mut self, ttl: Duration, max_bytes: u64) -> Self {
+        self.cache = AnswerCache::new(ttl, max_bytes);
+        self
+    }
+
+    /// The evaluation time of a request whose time defaults to now: now, rounded down to
+    /// the cache TTL when the cache is on (so that requests within one TTL share answers).
+    pub fn default_time(&self) -> i64 {
+        let now = unix_now();
+        self.cache.as_ref().map_or(now, |c| c.align(now))
     }
 
     /// The configured backend's name.
@@ -119,15 +140,35 @@ impl MetricsEngine {
     /// from an outage, or old data) to the next identical query.
     pub async fn query(self: &Arc<Self>, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
         let key = q.cache_key();
+        let m = telemetry::metrics();
+        let cache = self.cache.as_ref().filter(|_| AnswerCache::accepts(&q, unix_now()));
+        if let Some(c) = cache {
+            if let Some(hit) = c.get(&key, std::time::Instant::now()) {
+                m.cache_hits.inc();
+                m.backend_query(&self.backend_name, "cached");
+                telemetry::count_query(QueryOutcome::Cached);
+                return Ok(hit);
+            }
+            m.cache_misses.inc();
+        }
+        let keep = cache.is_some();
         let fut = {
             let mut map = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(f) = map.get(&key) {
+                m.backend_query(&self.backend_name, "coalesced");
+                telemetry::count_query(QueryOutcome::Coalesced);
                 f.clone()
             } else {
+                telemetry::count_query(QueryOutcome::Sent);
                 let this = self.clone();
                 let k = key.clone();
                 let task = tokio::spawn(async move {
                     let r = this.send(q).await;
+                    // Into the cache before out of the in-flight map: no gap in which an
+                    // identical query would be sent again.
+                    if let (true, Some(c), Ok(answer)) = (keep, &this.cache, &r) {
+                        c.insert(k.clone(), answer.clone(), std::time::Instant::now());
+                    }
                     this.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&k);
                     r
                 });
@@ -156,10 +197,11 @@ impl MetricsEngine {
     async fn send(&self, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
         let backend = self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
         self.sent.fetch_add(1, Ordering::Relaxed);
+        let started = std::time::Instant::now();
         let timeout_ms = self.timeout.as_millis() as u64;
         let task = tokio::task::spawn_blocking(move || backend.query(&q, timeout_ms));
         // The backend enforces the deadline itself; this one guards against a backend that does not.
-        match tokio::time::timeout(self.timeout + Duration::from_millis(500), task).await {
+        let r = match tokio::time::timeout(self.timeout + Duration::from_millis(500), task).await {
             Err(_) => Err(MetricsError::Timeout(self.timeout)),
             Ok(Err(_)) => Err(MetricsError::Internal("query task failed".into())),
             Ok(Ok(RResult::ROk(r))) => Ok(Arc::new(r)),
@@ -167,9 +209,27 @@ impl MetricsEngine {
                 plugin_api::ErrorKind::InvalidInput => MetricsError::BadQuery(e.message.into()),
                 plugin_api::ErrorKind::Unavailable => MetricsError::Unavailable(e.message.into()),
                 plugin_api::ErrorKind::Timeout => MetricsError::Timeout(self.timeout),
-                _ => MetricsError::Internal(e.message.into()),
+                plugin_api::ErrorKind::Panic => {
+                    telemetry::metrics().plugin_failure(&self.backend_name, true);
+                    MetricsError::Internal(e.message.into())
+                }
+                _ => {
+                    telemetry::metrics().plugin_failure(&self.backend_name, false);
+                    MetricsError::Internal(e.message.into())
+                }
             }),
-        }
+        };
+        let m = telemetry::metrics();
+        m.backend_query_duration
+            .get_or_create(&meshlens_telemetry::BackendOnly { backend: self.backend_name.clone() })
+            .observe(started.elapsed().as_secs_f64());
+        let outcome = match &r {
+            Ok(_) => "ok",
+            Err(MetricsError::Timeout(_)) => "timeout",
+            Err(_) => "error",
+        };
+        m.backend_query(&self.backend_name, outcome);
+        r
     }
 
     /// Which request-duration histogram to use: the configured one, or (for `auto`) the one
@@ -219,6 +279,10 @@ impl MetricsEngine {
             _ => None,
         }
     }
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -309,6 +373,23 @@ mod tests {
         let r = engine.query(query("a")).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(r.series[0].samples[0].v, 2.0, "the second call's answer");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_a_ttl_past_answers_are_reused_and_future_ones_are_not() {
+        let (engine, calls) = engine(|_, call| call as f64);
+        let engine = Arc::new(Arc::into_inner(engine).unwrap().with_cache(Duration::from_secs(60), 1 << 20));
+        let at = |t: i64| MetricQuery { time: QueryTime::Instant(t), ..query("a") };
+        let first = engine.query(at(100)).await.unwrap();
+        let again = engine.query(at(100)).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "the second identical query is a cache hit");
+        assert!(Arc::ptr_eq(&first, &again));
+        let future = unix_now() + 3600;
+        engine.query(at(future)).await.unwrap();
+        engine.query(at(future)).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 3, "a future time is never cached");
+        // "now" is aligned to the TTL.
+        assert_eq!(engine.default_time() % 60, 0);
     }
 
     #[tokio::test]

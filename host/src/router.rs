@@ -7,7 +7,7 @@ use std::{future::Future, pin::Pin, sync::Arc, time::Instant};
 use futures::FutureExt;
 use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
-use crate::{auth, error::ApiError, state::AppState};
+use crate::{auth, error::ApiError, state::AppState, telemetry};
 
 /// What a handler returns.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send>>;
@@ -123,6 +123,12 @@ impl Reply {
     }
 }
 
+/// A handler's reply, or a finished response (the self-metrics).
+enum Answer {
+    Reply(Reply),
+    Response(warp::http::Response<Vec<u8>>),
+}
+
 /// The route table, with the web root it lives under.
 pub struct Router {
     routes: Vec<Route>,
@@ -139,7 +145,8 @@ impl Router {
         &self.routes
     }
 
-    /// Handles one request, never failing: errors become `{code, message}` bodies.
+    /// Handles one request, never failing: errors become `{code, message}` bodies. Every
+    /// answer carries the request id; every request is counted and logged once.
     pub async fn handle(
         self: Arc<Self>,
         state: Arc<AppState>,
@@ -149,12 +156,19 @@ impl Router {
         headers: HeaderMap,
     ) -> warp::http::Response<Vec<u8>> {
         let started = Instant::now();
-        let outcome = self.dispatch(state.clone(), &method, path, raw_query, headers).await;
-        let response = match outcome {
-            Ok(reply) => reply_response(reply),
+        let scope = telemetry::RequestScope::new(&headers);
+        let _in_flight = telemetry::InFlight::enter();
+        let mut op = "unmatched";
+        let outcome = scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, &mut op)).await;
+        let mut response = match outcome {
+            Ok(Answer::Reply(reply)) => reply_response(reply),
+            Ok(Answer::Response(r)) => r,
             Err(e) => error_response(&e),
         };
-        tracing::info!(%method, path, status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "request");
+        if let Ok(v) = HeaderValue::from_str(&scope.id) {
+            response.headers_mut().insert(telemetry::REQUEST_ID, v);
+        }
+        telemetry::finish(&scope, op, method.as_str(), path, response.status(), started.elapsed());
         response
     }
 
@@ -165,7 +179,18 @@ impl Router {
         path: &str,
         raw_query: Option<String>,
         headers: HeaderMap,
-    ) -> Result<Reply, ApiError> {
+        op: &mut &'static str,
+    ) -> Result<Answer, ApiError> {
+        if self.is_self_metrics(&state, path) {
+            *op = "metrics";
+            if method != Method::GET && method != Method::HEAD {
+                return Err(ApiError::MethodNotAllowed);
+            }
+            if !state.config.server.metrics.public {
+                auth::check(&state, &headers)?;
+            }
+            return Ok(Answer::Response(telemetry::metrics_response(&state).await));
+        }
         let parts = match self.relative_parts(path) {
             Some(p) => p,
             None => return Err(ApiError::not_found("no such operation")),
@@ -173,6 +198,7 @@ impl Router {
         let Some((route, params)) = self.routes.iter().find_map(|r| r.matches(&parts).map(|p| (r, p))) else {
             return Err(ApiError::not_found("no such operation"));
         };
+        *op = route.op;
         if method != Method::GET && method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed);
         }
@@ -187,10 +213,19 @@ impl Router {
         // A panic in a handler must answer 500 for that request, not end the connection.
         let fut = std::panic::AssertUnwindSafe((route.handler)(ctx)).catch_unwind();
         match tokio::time::timeout(timeout, fut).await {
-            Ok(Ok(result)) => result,
+            Ok(Ok(result)) => result.map(Answer::Reply),
             Ok(Err(_)) => Err(ApiError::internal("internal error while handling the request")),
             Err(_) => Err(ApiError::unavailable("the request timed out")),
         }
+    }
+
+    // `{web_root}metrics` exactly (not below `/api`), unless `[server.metrics] enabled = false`.
+    fn is_self_metrics(&self, state: &AppState, path: &str) -> bool {
+        if !state.config.server.metrics.enabled {
+            return false;
+        }
+        let parts = split(path);
+        parts.len() == self.web_root.len() + 1 && parts[..self.web_root.len()] == self.web_root[..] && parts[self.web_root.len()] == "metrics"
     }
 
     // Strips the web root and the optional `api` segment; percent-decodes each segment.

@@ -20,6 +20,9 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, state.config.server.port)).await?;
     let addr = listener.local_addr()?;
     let router = Arc::new(Router::new(api::all_routes(), &state.config.server.web_root));
+    if let Some(port) = state.config.server.metrics.port {
+        crate::telemetry::serve_metrics_port(state.clone(), ip, port).await?;
+    }
     tracing::info!("meshlens listening on http://{addr}");
     // Also on stdout, one line, for scripts and tests that start the binary.
     println!("meshlens listening on http://{addr}");

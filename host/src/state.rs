@@ -79,7 +79,10 @@ impl AppState {
                 (None, msg)
             }
         };
-        let metrics = Arc::new(MetricsEngine::new(backend, &backend_name, missing, config.metrics.timeout.0));
+        let metrics = Arc::new(
+            MetricsEngine::new(backend, &backend_name, missing, config.metrics.timeout.0)
+                .with_cache(config.metrics.cache_ttl.0, config.metrics.cache_max_bytes),
+        );
 
         let cluster_config: meshlens_cluster::ClusterConfig = serde_json::to_value(&config.cluster)
             .and_then(serde_json::from_value)

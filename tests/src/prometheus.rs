@@ -188,6 +188,8 @@ pub struct PromServer {
     data: tempfile::TempDir,
     port: u16,
     log: Arc<Mutex<Vec<String>>>,
+    /// Extra `global:` lines of prometheus.yml (the query log), kept when the config is rewritten.
+    global_extra: String,
 }
 
 const START_LIMIT: Duration = Duration::from_secs(60);
@@ -206,11 +208,53 @@ impl PromServer {
         Self::start_in(data)
     }
 
+    /// Starts a server over a copy of the fixture's blocks that logs every query it
+    /// executes to its query log ([`executed_queries`](Self::executed_queries)).
+    pub fn start_logging_queries(fixture: &Fixture) -> PromServer {
+        let data = tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
+        copy_dir(&fixture.blocks, &data.path().join("tsdb")).expect("copy TSDB blocks");
+        let log = data.path().join("queries.log");
+        Self::start_with(data, format!("  query_log_file: {log:?}\n"))
+    }
+
     fn start_in(data: tempfile::TempDir) -> PromServer {
-        std::fs::write(data.path().join("prometheus.yml"), "global:\n  scrape_interval: 15s\n").expect("write config");
-        let mut server = PromServer { child: None, data, port: 0, log: Arc::default() };
+        Self::start_with(data, String::new())
+    }
+
+    fn start_with(data: tempfile::TempDir, global_extra: String) -> PromServer {
+        std::fs::write(data.path().join("prometheus.yml"), format!("global:\n  scrape_interval: 15s\n{global_extra}")).expect("write config");
+        let mut server = PromServer { child: None, data, port: 0, log: Arc::default(), global_extra };
         server.spawn();
         server
+    }
+
+    /// Scrapes `http://{target}{path}` every second as job `job` from now on (the config is
+    /// rewritten and reloaded with SIGHUP; the reload shows in the log).
+    pub fn scrape(&self, job: &str, target: &str, path: &str) {
+        let config = format!(
+            "global:\n  scrape_interval: 15s\n{}scrape_configs:\n  - job_name: {job:?}\n    scrape_interval: 1s\n    metrics_path: {path:?}\n    static_configs:\n      - targets: [{target:?}]\n",
+            self.global_extra
+        );
+        std::fs::write(self.data.path().join("prometheus.yml"), config).expect("write config");
+        let pid = self.pid().expect("prometheus runs");
+        let _ = Command::new("kill").args(["-HUP", &pid.to_string()]).status();
+    }
+
+    /// Every query the server executed so far (its query log; needs [`start_logging_queries`](Self::start_logging_queries)):
+    /// each line's `params` (`query`, `start`, `end`, `step`).
+    pub fn executed_queries(&self) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(self.data.path().join("queries.log")).unwrap_or_default();
+        text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).map(|v| v["params"].clone()).collect()
+    }
+
+    /// An instant query's first value (`None` when the result is empty).
+    pub fn query_value(&self, promql: &str) -> Option<f64> {
+        let (status, body) = http_get(self.port, &format!("/api/v1/query?query={}", percent_encode(promql)))?;
+        if status != 200 {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+        v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
     }
 
     /// `http://127.0.0.1:PORT`

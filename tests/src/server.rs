@@ -121,6 +121,8 @@ pub struct Meshlens {
     pub addr: String,
     /// stderr lines seen so far (logs).
     pub logs: std::sync::Arc<Mutex<Vec<String>>>,
+    /// stdout lines seen so far.
+    pub stdout: std::sync::Arc<Mutex<Vec<String>>>,
     _keep: Vec<tempfile::TempDir>,
     _config: tempfile::NamedTempFile,
 }
@@ -155,17 +157,20 @@ impl Meshlens {
             }
         });
         let (tx, rx) = mpsc::channel();
+        let out = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let out2 = out.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(addr) = line.strip_prefix("meshlens listening on http://") {
                     let _ = tx.send(addr.to_string());
                 }
+                out2.lock().map(|mut l| l.push(line)).ok();
             }
         });
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(addr) = rx.recv_timeout(Duration::from_millis(50)) {
-                return Ok(Meshlens { child, addr, logs, _keep: keep, _config: file });
+                return Ok(Meshlens { child, addr, logs, stdout: out, _keep: keep, _config: file });
             }
             if let Ok(Some(status)) = child.try_wait() {
                 std::thread::sleep(Duration::from_millis(100));

@@ -17,7 +17,6 @@ use meshlens_dashboards::{
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
 use crate::{
-    api::health::unix_now,
     error::ApiError,
     metrics_engine::{MetricsEngine, MetricsError},
     router::{Ctx, HandlerFuture, Reply, Route},
@@ -109,7 +108,7 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
                 catalog.names(ns, &mesh_ns).join(", ")
             ))
         })?;
-        let plan = custom_dashboard_plan(template, ns, app, &params, unix_now());
+        let plan = custom_dashboard_plan(template, ns, app, &params, ctx.state.metrics.default_time());
         let engine = ctx.state.metrics.clone();
         let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
         Ok(Reply::json(&body))
@@ -122,7 +121,7 @@ fn app_dashboard(ctx: Ctx) -> HandlerFuture {
         let params = AppParams::parse(&|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>())?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
-        let now = unix_now();
+        let now = ctx.state.metrics.default_time();
         let engine = ctx.state.metrics.clone();
         // Which request-duration histogram to chart: configured, or detected by the engine.
         let unit = engine
@@ -163,7 +162,7 @@ pub async fn app_runtimes(state: &Arc<AppState>, cluster: &Arc<ClusterState>, na
         namespace,
         &mesh_ns,
         app,
-        unix_now(),
+        state.metrics.default_time(),
         cache,
         |q| run_query(engine, q),
     )

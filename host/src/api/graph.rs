@@ -5,7 +5,7 @@
 //! at once through the metrics engine) → build the graph, appenders in order, markers →
 //! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the blocking pool.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use abi_stable::std_types::{RResult, RVec};
 use meshlens_query_batch::{Handle, QueryBatch, owned};
@@ -19,6 +19,7 @@ use crate::{
     error::ApiError,
     router::{Ctx, HandlerFuture, Reply, Route},
     state::AppState,
+    telemetry,
 };
 
 pub fn routes() -> Vec<Route> {
@@ -78,13 +79,6 @@ fn settings(st: &AppState) -> GraphSettings {
     }
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default()
-}
-
 /// The request-duration histogram: configured, or detected once by the metrics engine.
 async fn duration_histogram(st: &Arc<AppState>, time: i64) -> Result<(&'static str, f64), ApiError> {
     let unit = st.metrics.duration_unit(st.config.metrics.duration_histogram, time).await?;
@@ -94,7 +88,9 @@ async fn duration_histogram(st: &Arc<AppState>, time: i64) -> Result<(&'static s
 async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let st = ctx.state.clone();
     let registered: Vec<String> = st.plugins.appenders.iter().map(|c| c.name.clone()).collect();
-    let opts = GraphOptions::parse(target, |k| ctx.query(k).map(str::to_string), now(), &registered, &settings(&st))
+    // Without `queryTime`: now, aligned to the answer cache's TTL so viewers share answers.
+    let now = st.metrics.default_time();
+    let opts = GraphOptions::parse(target, |k| ctx.query(k).map(str::to_string), now, &registered, &settings(&st))
         .map_err(|e| ApiError::bad_request(e.message))?;
 
     let cluster = st.cluster.state().await?;
@@ -136,26 +132,38 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
         })
         .collect();
 
-    // Build, transform and serialise off the async workers.
+    // Build, transform and serialise off the async workers; each phase is timed.
     tokio::task::spawn_blocking(move || -> Result<Reply, ApiError> {
+        let m = telemetry::metrics();
+        let t = Instant::now();
         let mut g = build_graph(&opts, &plan, &traffic);
+        m.graph_phase("build", "", t.elapsed());
         for ((name, a), data) in appenders.iter().zip(&per_appender) {
-            if let RResult::RErr(e) = a.apply(&req, data, &mut g) {
+            let t = Instant::now();
+            let applied = a.apply(&req, data, &mut g);
+            m.graph_phase("appender", name, t.elapsed());
+            if let RResult::RErr(e) = applied {
                 return Err(plugin_error(name, e));
             }
         }
+        let t = Instant::now();
         finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some());
         let out = GraphOutput::new(&opts, &g);
-        Ok(match opts.format {
+        let reply = match opts.format {
             GraphFormat::Json => Reply::Json(out.to_json()),
             GraphFormat::Dot => Reply::Text { content_type: "text/vnd.graphviz", body: out.to_dot() },
-        })
+        };
+        m.graph_phase("output", "", t.elapsed());
+        m.graph_nodes.observe(g.nodes.len() as f64);
+        m.graph_edges.observe(g.edges.len() as f64);
+        Ok(reply)
     })
     .await
     .map_err(|e| ApiError::internal(format!("graph task failed: {e}")))?
 }
 
 fn plugin_error(appender: &str, e: plugin_api::PluginError) -> ApiError {
+    telemetry::metrics().plugin_failure(appender, e.kind == plugin_api::ErrorKind::Panic);
     let mut err = ApiError::from(e);
     match &mut err {
         ApiError::BadRequest(m) | ApiError::Internal(m) | ApiError::Unavailable(m) => {

@@ -1,7 +1,5 @@
 //! appHealth, serviceHealth, workloadHealth and namespaceHealth.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use meshlens_cluster::{NamespaceState, Workload};
 use meshlens_query_batch::{Handle, QueryBatch};
 use meshlens_health::{
@@ -22,10 +20,6 @@ pub fn routes() -> Vec<Route> {
         Route::get("workloadHealth", "/namespaces/{namespace}/workloads/{workload}/health", workload_health),
         Route::get("namespaceHealth", "/namespaces/{namespace}/health", namespace_health_op),
     ]
-}
-
-pub(crate) fn unix_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 /// `rateInterval` in seconds (default 10m), shortened to the namespace's age when the
@@ -58,7 +52,7 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
         let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
         let apps = state.apps(ns);
         let app = apps.iter().find(|a| a.name == name).ok_or_else(|| ApiError::not_found("app not found"))?;
-        let now = unix_now();
+        let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, ns_state, now)?;
         let domain = state.settings().identity_domain.clone();
         let mut batch = QueryBatch::new();
@@ -94,7 +88,7 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let (ns, name) = (ctx.path("namespace")?, ctx.path("service")?);
         let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
         let svc = state.service(ns, name).ok_or_else(|| ApiError::not_found("service not found"))?;
-        let now = unix_now();
+        let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, ns_state, now)?;
         let mut batch = QueryBatch::new();
         let requests = batch.add(target_queries(ns, Target::Service(name), ri, now));
@@ -110,7 +104,7 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
         let (ns, name) = (ctx.path("namespace")?, ctx.path("workload")?);
         let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
         let w = state.workload(ns, name).ok_or_else(|| ApiError::not_found("workload not found"))?;
-        let now = unix_now();
+        let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, ns_state, now)?;
         let results = ctx.state.metrics.query_all(target_queries(ns, Target::Workload(name), ri, now)).await?;
         Ok(Reply::json(&WorkloadHealth { deployment_status: status_of(w), requests: target_requests(&results) }))
@@ -127,7 +121,7 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
         let ns = ctx.path("namespace")?;
         // The spec lists 400 (not 404) for this operation.
         let ns_state = state.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
-        let now = unix_now();
+        let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, ns_state, now)?;
         let entities: Vec<Entity> = match kind {
             Kind::App => state

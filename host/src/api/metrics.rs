@@ -3,7 +3,6 @@
 use meshlens_dashboards::{DurationMetric, NamespaceMetricsParams, namespace_metrics_plan};
 
 use crate::{
-    api::health::unix_now,
     error::ApiError,
     metrics_engine::DurationUnit,
     router::{Ctx, HandlerFuture, Reply, Route},
@@ -22,7 +21,7 @@ fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
         // The operation lists 400 and 503: an unknown namespace is a bad request here.
         let ns_state = cluster.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
         let created = chrono::DateTime::parse_from_rfc3339(&ns_state.created_at).map(|t| t.timestamp()).ok();
-        let now = unix_now();
+        let now = ctx.state.metrics.default_time();
         let engine = ctx.state.metrics.clone();
         let unit = engine
             .duration_unit(ctx.state.config.metrics.duration_histogram, params.app.base.query_time.unwrap_or(now))

@@ -14,6 +14,7 @@ fn get_token(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = &ctx.state;
         let user = auth::token_user(state, &ctx.headers)?;
+        crate::telemetry::set_user(&user);
         let issued = auth::issue(&state.signing_key, &user, state.config.auth.token_lifetime.0, state.started);
         Ok(Reply::json(&serde_json::json!({ "token": issued.token, "expired_at": issued.expired_at })))
     })

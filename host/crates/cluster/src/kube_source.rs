@@ -112,6 +112,18 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
     Ok(found)
 }
 
+/// Self-metrics of one watch event: a completed list is a sync, an error a restart.
+fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
+    match ev {
+        Ok(watcher::Event::InitDone) => crate::record_sync(),
+        Err(e) => {
+            meshlens_telemetry::metrics().cluster_watch_restart(what);
+            tracing::warn!("watch of {what} failed (will retry): {e}");
+        }
+        Ok(_) => {}
+    }
+}
+
 /// Starts one reflector; its events bump `generation` so the model knows to rebuild.
 fn reflect<K>(
     api: Api<K>,
@@ -135,9 +147,7 @@ where
         let mut stream = std::pin::pin!(stream);
         while let Some(ev) = stream.next().await {
             generation.fetch_add(1, Ordering::SeqCst);
-            if let Err(e) = ev {
-                tracing::warn!("watch of {what} failed (will retry): {e}");
-            }
+            observe(&what, &ev);
         }
     }));
     store
@@ -160,9 +170,7 @@ fn dynamic_reflect(
         let mut stream = std::pin::pin!(stream);
         while let Some(ev) = stream.next().await {
             generation.fetch_add(1, Ordering::SeqCst);
-            if let Err(e) = ev {
-                tracing::warn!("watch of {what} failed (will retry): {e}");
-            }
+            observe(&what, &ev);
         }
     }));
     store
@@ -244,6 +252,26 @@ impl KubeSource {
     /// The API server's version, once known.
     pub(crate) fn version(&self) -> Option<String> {
         self.version.get().cloned()
+    }
+
+    /// Objects in each cache, by kind (empty before discovery).
+    pub(crate) fn object_counts(&self) -> Vec<(&'static str, usize)> {
+        let Some(s) = self.stores.get() else { return Vec::new() };
+        let mut counts = vec![
+            ("Namespace", s.namespaces.state().len()),
+            ("Pod", s.pods.state().len()),
+            ("Service", s.services.state().len()),
+            ("Deployment", s.deployments.state().len()),
+            ("ReplicaSet", s.replica_sets.state().len()),
+            ("ReplicationController", s.replication_controllers.state().len()),
+            ("StatefulSet", s.stateful_sets.state().len()),
+            ("DaemonSet", s.daemon_sets.state().len()),
+            ("Job", s.jobs.state().len()),
+            ("CronJob", s.cron_jobs.state().len()),
+            ("HorizontalPodAutoscaler", s.hpas.state().len()),
+        ];
+        counts.extend(s.mesh.iter().map(|(k, st)| (k.kind(), st.state().len())));
+        counts
     }
 
     /// The current contents of every cache.

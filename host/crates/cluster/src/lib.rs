@@ -63,7 +63,14 @@ impl ClusterError {
 
 enum Source {
     Kube(kube_source::KubeSource),
-    Snapshot(Arc<ClusterState>),
+    /// The model and the object counts it was built from.
+    Snapshot(Arc<ClusterState>, Vec<(&'static str, usize)>),
+}
+
+/// Records a completed list of the caches (or a snapshot load) in the self-metrics.
+pub(crate) fn record_sync() {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    meshlens_telemetry::metrics().cluster_last_sync.set(now);
 }
 
 struct Inner {
@@ -99,7 +106,8 @@ impl Cluster {
                     return Err(ClusterError::BadConfig("cluster.snapshot lists no manifest path".into()));
                 }
                 let (raw, warnings) = snapshot::load(&cfg.snapshot)?;
-                (Source::Snapshot(Arc::new(ClusterState::build(&raw, settings.clone()))), warnings)
+                record_sync();
+                (Source::Snapshot(Arc::new(ClusterState::build(&raw, settings.clone())), raw.counts()), warnings)
             }
             SourceKind::Kube => (Source::Kube(kube_source::KubeSource::start(&cfg).await?), Vec::new()),
         };
@@ -111,7 +119,7 @@ impl Cluster {
         let settings = Arc::new(Settings::from_config(cfg)?);
         let state = Arc::new(ClusterState::build(raw, settings.clone()));
         Ok(Cluster {
-            inner: Arc::new(Inner { settings, source: Source::Snapshot(state), warnings: Vec::new(), cache: Mutex::new(None), build_lock: Default::default() }),
+            inner: Arc::new(Inner { settings, source: Source::Snapshot(state, raw.counts()), warnings: Vec::new(), cache: Mutex::new(None), build_lock: Default::default() }),
         })
     }
 
@@ -120,7 +128,7 @@ impl Cluster {
     /// server: the model is rebuilt from the caches only when a watch event arrived.
     pub async fn state(&self) -> Result<Arc<ClusterState>, ClusterError> {
         let kube = match &self.inner.source {
-            Source::Snapshot(s) => return Ok(s.clone()),
+            Source::Snapshot(s, _) => return Ok(s.clone()),
             Source::Kube(k) => k,
         };
         kube.wait_synced(self.inner.settings.sync_timeout).await?;
@@ -140,9 +148,11 @@ impl Cluster {
         let raw = kube.raw().ok_or_else(|| ClusterError::NotSynced("the Kubernetes caches are not ready".into()))?;
         let settings = self.inner.settings.clone();
         // Building walks every object: keep it off the async workers.
+        let started = std::time::Instant::now();
         let state = tokio::task::spawn_blocking(move || Arc::new(ClusterState::build(&raw, settings)))
             .await
             .map_err(|e| ClusterError::Kube(format!("building the cluster model failed: {e}")))?;
+        meshlens_telemetry::metrics().cluster_rebuild_duration.observe(started.elapsed().as_secs_f64());
         if let Ok(mut guard) = self.inner.cache.lock() {
             *guard = Some((generation, state.clone()));
         }
@@ -153,8 +163,16 @@ impl Cluster {
     /// before the first contact.
     pub fn version(&self) -> String {
         match &self.inner.source {
-            Source::Snapshot(_) => "snapshot".into(),
+            Source::Snapshot(..) => "snapshot".into(),
             Source::Kube(k) => k.version().unwrap_or_else(|| "unknown".into()),
+        }
+    }
+
+    /// Objects held, by kind: the kube caches now, or the snapshot as loaded.
+    pub fn object_counts(&self) -> Vec<(&'static str, usize)> {
+        match &self.inner.source {
+            Source::Snapshot(_, counts) => counts.clone(),
+            Source::Kube(k) => k.object_counts(),
         }
     }
 

@@ -44,6 +44,31 @@ pub struct RawObjects {
     pub mesh: Vec<Arc<MeshObject>>,
 }
 
+impl RawObjects {
+    /// Objects by kind (mesh kinds only when present), for the self-metrics.
+    pub fn counts(&self) -> Vec<(&'static str, usize)> {
+        let mut counts = vec![
+            ("Namespace", self.namespaces.len()),
+            ("Pod", self.pods.len()),
+            ("Service", self.services.len()),
+            ("Deployment", self.deployments.len()),
+            ("ReplicaSet", self.replica_sets.len()),
+            ("ReplicationController", self.replication_controllers.len()),
+            ("StatefulSet", self.stateful_sets.len()),
+            ("DaemonSet", self.daemon_sets.len()),
+            ("Job", self.jobs.len()),
+            ("CronJob", self.cron_jobs.len()),
+            ("HorizontalPodAutoscaler", self.autoscalers.len()),
+        ];
+        let mut mesh: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for m in &self.mesh {
+            *mesh.entry(m.kind.kind()).or_default() += 1;
+        }
+        counts.extend(mesh);
+        counts
+    }
+}
+
 /// A HorizontalPodAutoscaler as the workload details show it; all fields empty or zero
 /// when no HPA targets the workload.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

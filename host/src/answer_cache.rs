@@ -1,0 +1,192 @@
+//! The backend answer cache (`[metrics] cache_ttl`, `cache_max_bytes`): many viewers
+//! refreshing the same graph send its queries once per TTL, not once per viewer.
+//!
+//! Every entry lives exactly one TTL, so insertion order is expiry order: a map plus a
+//! queue in insertion order is the whole eviction policy (expired first, then oldest while
+//! over the byte bound). Handlers align "now" to the TTL ([`AnswerCache::align`]) so that
+//! requests within one time bucket send identical queries.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use plugin_api::{MetricQuery, QueryResult, QueryTime};
+
+struct Entry {
+    answer: Arc<QueryResult>,
+    expires: Instant,
+    bytes: u64,
+    /// Its record in `order`.
+    seq: u64,
+}
+
+#[derive(Default)]
+struct Inner {
+    map: HashMap<String, Entry>,
+    /// Keys in insertion order with their expiry and sequence number (a key replaced
+    /// later leaves a stale record here, recognised by its sequence number).
+    order: VecDeque<(String, Instant, u64)>,
+    bytes: u64,
+    next_seq: u64,
+}
+
+/// Answers of past-time queries, kept for one TTL within a byte bound.
+pub struct AnswerCache {
+    ttl: Duration,
+    max_bytes: u64,
+    inner: Mutex<Inner>,
+}
+
+impl AnswerCache {
+    /// `None` when `ttl` is zero (the cache is off).
+    pub fn new(ttl: Duration, max_bytes: u64) -> Option<AnswerCache> {
+        (!ttl.is_zero()).then(|| AnswerCache { ttl, max_bytes, inner: Mutex::default() })
+    }
+
+    /// `now` rounded down to the TTL (whole seconds): the evaluation time of requests
+    /// whose time defaults to now.
+    pub fn align(&self, now: i64) -> i64 {
+        let step = self.ttl.as_secs().max(1) as i64;
+        now - now.rem_euclid(step)
+    }
+
+    /// Whether an answer to `q` may be kept: its (last) evaluation time is not in the future.
+    pub fn accepts(q: &MetricQuery, now: i64) -> bool {
+        let t = match q.time {
+            QueryTime::Instant(t) => t,
+            QueryTime::Range { end, .. } => end,
+        };
+        t <= now
+    }
+
+    /// The kept answer for `key`, if it has not expired.
+    pub fn get(&self, key: &str, now: Instant) -> Option<Arc<QueryResult>> {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.map.get(key).filter(|e| e.expires > now).map(|e| e.answer.clone())
+    }
+
+    /// Keeps `answer` for one TTL from `now`; evicts expired, then oldest, entries to stay
+    /// within the byte bound. An answer larger than the whole bound is not kept.
+    pub fn insert(&self, key: String, answer: Arc<QueryResult>, now: Instant) {
+        let bytes = estimate_bytes(&key, &answer);
+        if bytes > self.max_bytes {
+            return;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let inner = &mut *inner;
+        if let Some(old) = inner.map.remove(&key) {
+            inner.bytes -= old.bytes;
+        }
+        while let Some((_, expires, _)) = inner.order.front() {
+            if *expires > now && inner.bytes + bytes <= self.max_bytes {
+                break;
+            }
+            let Some((k, _, seq)) = inner.order.pop_front() else { break };
+            if inner.map.get(&k).is_some_and(|e| e.seq == seq)
+                && let Some(e) = inner.map.remove(&k)
+            {
+                inner.bytes -= e.bytes;
+            }
+        }
+        let expires = now + self.ttl;
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        inner.order.push_back((key.clone(), expires, seq));
+        inner.map.insert(key, Entry { answer, expires, bytes, seq });
+        inner.bytes += bytes;
+        let m = meshlens_telemetry::metrics();
+        m.cache_entries.set(inner.map.len() as i64);
+        m.cache_bytes.set(inner.bytes as i64);
+    }
+}
+
+/// Roughly what an answer holds on the heap: strings, samples and per-item overhead.
+fn estimate_bytes(key: &str, r: &QueryResult) -> u64 {
+    let series: usize = r
+        .series
+        .iter()
+        .map(|s| {
+            let labels: usize = s.labels.iter().map(|l| l.name.len() + l.value.len() + 48).sum();
+            labels + s.samples.len() * std::mem::size_of::<plugin_api::Sample>() + 48
+        })
+        .sum();
+    (key.len() * 2 + series + 128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use plugin_api::{HistogramStat, Label, RangeFunc, Sample, Series};
+
+    use super::*;
+
+    fn answer(labels: usize) -> Arc<QueryResult> {
+        let series = Series {
+            labels: (0..labels).map(|i| Label::new(format!("l{i}"), "v")).collect::<Vec<_>>().into(),
+            samples: vec![Sample { t: 0.0, v: 1.0 }].into(),
+        };
+        Arc::new(QueryResult { series: vec![series].into() })
+    }
+
+    fn query(time: QueryTime) -> MetricQuery {
+        MetricQuery {
+            metric: "m".into(),
+            matchers: Vec::new().into(),
+            func: RangeFunc::None,
+            window_secs: 0,
+            group_by: None.into(),
+            histogram: HistogramStat::None,
+            time,
+        }
+    }
+
+    #[test]
+    fn entries_expire_after_the_ttl() {
+        let c = AnswerCache::new(Duration::from_secs(10), 1 << 20).unwrap();
+        let t0 = Instant::now();
+        c.insert("a".into(), answer(1), t0);
+        assert!(c.get("a", t0 + Duration::from_secs(9)).is_some());
+        assert!(c.get("a", t0 + Duration::from_secs(10)).is_none());
+        assert!(c.get("b", t0).is_none());
+    }
+
+    #[test]
+    fn the_byte_bound_evicts_the_oldest_and_refuses_huge_answers() {
+        let one = estimate_bytes("k0", &answer(10));
+        let c = AnswerCache::new(Duration::from_secs(60), one * 3).unwrap();
+        let t0 = Instant::now();
+        for i in 0..5 {
+            c.insert(format!("k{i}"), answer(10), t0);
+        }
+        let kept: Vec<bool> = (0..5).map(|i| c.get(&format!("k{i}"), t0).is_some()).collect();
+        assert_eq!(kept, [false, false, true, true, true]);
+        assert!(c.inner.lock().unwrap().bytes <= one * 3);
+        c.insert("huge".into(), answer(10_000), t0);
+        assert!(c.get("huge", t0).is_none());
+        // Replacing the oldest key keeps one entry, its byte count, and (past its stale
+        // queue record) the new answer: the next eviction takes k3.
+        c.insert("k2".into(), answer(10), t0);
+        assert_eq!(c.inner.lock().unwrap().map.len(), 3);
+        assert_eq!(c.inner.lock().unwrap().bytes, one * 3);
+        c.insert("k5".into(), answer(10), t0);
+        let kept: Vec<bool> = (2..6).map(|i| c.get(&format!("k{i}"), t0).is_some()).collect();
+        assert_eq!(kept, [true, false, true, true]);
+    }
+
+    #[test]
+    fn zero_ttl_is_off_and_now_is_aligned_to_the_ttl() {
+        assert!(AnswerCache::new(Duration::ZERO, 1).is_none());
+        let c = AnswerCache::new(Duration::from_secs(10), 1).unwrap();
+        assert_eq!(c.align(1_700_000_009), 1_700_000_000);
+        assert_eq!(c.align(1_700_000_010), 1_700_000_010);
+    }
+
+    #[test]
+    fn only_answers_for_past_times_are_kept() {
+        assert!(AnswerCache::accepts(&query(QueryTime::Instant(100)), 100));
+        assert!(!AnswerCache::accepts(&query(QueryTime::Instant(101)), 100));
+        assert!(!AnswerCache::accepts(&query(QueryTime::Range { start: 0, end: 200, step: 10 }), 100));
+        assert!(AnswerCache::accepts(&query(QueryTime::Range { start: 0, end: 90, step: 10 }), 100));
+    }
+}
