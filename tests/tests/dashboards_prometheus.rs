@@ -24,6 +24,10 @@ fn demo() -> std::sync::Arc<Fixture> {
 }
 
 fn setup() -> Setup {
+    setup_with(&[])
+}
+
+fn setup_with(env: &[(&str, &str)]) -> Setup {
     let f = demo();
     let prom = PromServer::start(&f);
     let dir = plugin_dir(PLUGINS);
@@ -34,7 +38,7 @@ fn setup() -> Setup {
         dir.path().display().to_string(),
         prom.url()
     );
-    let m = Meshlens::start(&cfg, &[], vec![dir]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
+    let m = Meshlens::start(&cfg, env, vec![dir]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
     Setup { m, prom, f }
 }
 
@@ -309,7 +313,8 @@ fn app_dashboard_inbound_and_outbound() {
 
 #[test]
 fn a_store_that_is_down_is_a_503() {
-    let mut s = setup();
+    // Without the answer cache, which would answer from memory for one TTL.
+    let mut s = setup_with(&[("MESHLENS_METRICS__CACHE_TTL", "0s")]);
     assert_eq!(s.m.get("/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server").status, 200);
     s.prom.stop();
     for path in ["/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server", "/api/namespaces/bookinfo/apps/reviews/dashboard"] {

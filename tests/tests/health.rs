@@ -34,9 +34,13 @@ fn config(backend: &str, table: &str, dir: &std::path::Path) -> String {
 }
 
 fn with_prometheus(prom: &PromServer) -> Meshlens {
+    with_prometheus_env(prom, &[])
+}
+
+fn with_prometheus_env(prom: &PromServer, env: &[(&str, &str)]) -> Meshlens {
     let dir = plugin_dir(&["metrics-prometheus"]);
     let cfg = config("prometheus", &format!("url = \"{}\"", prom.url()), dir.path());
-    Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts")
+    Meshlens::start(&cfg, env, vec![dir]).expect("meshlens starts")
 }
 
 fn with_embedded(f: &Fixture) -> Meshlens {
@@ -241,7 +245,8 @@ fn bad_parameters_and_missing_objects() {
 fn a_stopped_prometheus_gives_503_and_answers_recover_after_restart() {
     let f = demo();
     let mut prom = PromServer::start(&f);
-    let m = with_prometheus(&prom);
+    // Without the answer cache, which would answer from memory for one TTL.
+    let m = with_prometheus_env(&prom, &[("MESHLENS_METRICS__CACHE_TTL", "0s")]);
     let path = "/api/namespaces/bookinfo/apps/reviews/health";
     assert_eq!(m.get(path).status, 200);
     prom.stop();
