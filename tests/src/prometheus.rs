@@ -15,8 +15,7 @@
 
 use std::{
     collections::HashMap,
-    io::{BufRead, BufReader, Read, Write},
-    net::{SocketAddr, TcpStream},
+    io::{BufRead, BufReader},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     sync::{Arc, Mutex, OnceLock},
@@ -358,25 +357,30 @@ impl Drop for PromServer {
 
 /// Percent-encodes a query-string value (a PromQL query sent straight to Prometheus).
 pub fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
-/// A minimal HTTP/1.0 GET on 127.0.0.1 (no TLS stack needed): `(status, body)`.
+/// A GET on 127.0.0.1 with short deadlines: `(status, body)`, or `None` when nothing answers.
 pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut text = String::new();
-    stream.read_to_string(&mut text).ok()?;
-    let status = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    Some((status, body))
+    let url = format!("http://127.0.0.1:{port}{path}");
+    // A thread of its own: the blocking client may not run on an async worker.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            crate::server::install_crypto_provider();
+            let client = reqwest::blocking::Client::builder()
+                .connect_timeout(Duration::from_secs(2))
+                .timeout(Duration::from_secs(10))
+                .no_proxy()
+                .build()
+                .ok()?;
+            let resp = client.get(&url).send().ok()?;
+            let status = resp.status().as_u16();
+            Some((status, resp.text().ok()?))
+        })
+        .join()
+        .ok()
+        .flatten()
+    })
 }
 
 /// The library file of a plugin package built by this test build (a dev-dependency):

@@ -1,4 +1,4 @@
-//! Starts the real `meshlens` binary on 127.0.0.1:0 and talks to it over plain HTTP.
+//! Starts the real `meshlens` binary on 127.0.0.1:0 and talks to it over plain HTTP (reqwest).
 //!
 //! The binary and the plugin libraries come from this build's target folder
 //! (`target/<profile>/`); `ensure_built` runs `cargo build` once per test binary so they
@@ -6,8 +6,7 @@
 
 use std::{
     collections::HashMap,
-    io::{BufRead, BufReader, Read, Write},
-    net::TcpStream,
+    io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     sync::{Mutex, OnceLock, mpsc},
@@ -245,76 +244,54 @@ impl Response {
     }
 }
 
-/// A minimal HTTP/1.1 client (Connection: close; Content-Length or chunked bodies), so
-/// tests need no TLS stack.
-pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
-    let mut stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
-    stream.set_read_timeout(Some(Duration::from_secs(60))).ok();
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    stream.write_all(req.as_bytes()).expect("send request");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).expect("read response");
-    parse_response(&raw)
+/// reqwest is built without a crypto provider (`rustls-no-provider`), and even a plain
+/// `http://` client needs one installed before it is built.
+pub fn install_crypto_provider() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
-fn parse_response(raw: &[u8]) -> Response {
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("end of headers");
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status: u16 = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("status line");
-    let headers: HashMap<String, String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    let rest = &raw[split + 4..];
-    let body = if headers.get("transfer-encoding").map(|v| v.contains("chunked")).unwrap_or(false) {
-        let mut out = Vec::new();
-        let mut pos = 0;
-        loop {
-            let Some(eol) = rest[pos..].windows(2).position(|w| w == b"\r\n") else { break };
-            let size_text = String::from_utf8_lossy(&rest[pos..pos + eol]).into_owned();
-            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("0").trim(), 16).unwrap_or(0);
-            pos += eol + 2;
-            if size == 0 || pos + size > rest.len() {
-                break;
+/// One HTTP request with reqwest's blocking client. It runs on a thread of its own so that
+/// sync and `#[tokio::test]` tests alike can call it (the blocking client may not be used
+/// on an async worker). Redirects are not followed: tests see the 3xx itself.
+pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+    let url = format!("http://{addr}{path}");
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or_else(|e| panic!("method {method}: {e}"));
+    let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            install_crypto_provider();
+            let client = reqwest::blocking::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(Duration::from_secs(60))
+                .no_proxy()
+                .build()
+                .expect("HTTP client");
+            let mut req = client.request(method, &url);
+            for (k, v) in &headers {
+                req = req.header(k, v);
             }
-            out.extend_from_slice(&rest[pos..pos + size]);
-            pos += size + 2;
-        }
-        out
-    } else {
-        rest.to_vec()
-    };
-    Response { status, headers, body }
+            let resp = req.send().unwrap_or_else(|e| panic!("{url}: {e}"));
+            let status = resp.status().as_u16();
+            let headers = resp
+                .headers()
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect();
+            let body = resp.bytes().unwrap_or_else(|e| panic!("{url}: body: {e}")).to_vec();
+            Response { status, headers, body }
+        })
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
 }
 
 /// `Authorization: Basic ...` for user and password.
 pub fn basic_auth(user: &str, password: &str) -> String {
-    use std::fmt::Write as _;
-    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let input = format!("{user}:{password}");
-    let bytes = input.as_bytes();
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                let _ = out.write_char(CHARS[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    format!("Basic {out}")
+    use base64::Engine as _;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
 }
 
 #[cfg(test)]
