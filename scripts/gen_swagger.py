@@ -103,6 +103,10 @@ OPS = [
     # (path, operationId, tags, summary, params, 200 schema, error codes, extra responses)
     ("/", "Root", "status", "Service status.", [], ref("StatusInfo"), [404, 500]),
     ("/status", "getStatus", "status", "Service status.", [], ref("StatusInfo"), [404, 500]),
+    ("/healthz", "healthz", "status", "Liveness: the process answers (touches neither backend nor cluster).", [],
+     obj({"status": S}, ["status"]), []),
+    ("/ready", "ready", "status", "Readiness: cluster cache synced, metrics backend answered recently, not shutting down.",
+     [], obj({"status": S}, ["status"]), [503]),
     ("/token", "GetToken", "auth", "Issue an authentication token for HTTP Basic user and password.", [],
      ref("TokenGenerated"), [401, 404, 500]),
     ("/config", "getConfig", "status", "Configuration of the service (StatusInfo).", [], ref("StatusInfo"), [401, 500]),
@@ -233,7 +237,7 @@ def main():
             "parameters": params,
             "responses": responses(schema, codes, extra=extra),
         }}
-        if op_id not in ("Root", "getStatus", "swagger", "GetToken"):
+        if op_id not in ("Root", "getStatus", "swagger", "GetToken", "healthz", "ready"):
             paths[path]["get"]["security"] = [{"bearer": []}, {"basic": []}]
         if op_id == "GetToken":
             paths[path]["get"]["security"] = [{"basic": []}]

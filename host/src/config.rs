@@ -53,6 +53,24 @@ pub struct ServerConfig {
     pub web_root: String,
     pub request_timeout: HumanDuration,
     pub metrics: ServerMetricsConfig,
+    /// After SIGTERM: how long the listener keeps accepting while `/ready` answers 503.
+    pub shutdown_grace: HumanDuration,
+    /// After the grace period: the longest in-flight requests may take to finish.
+    pub drain_timeout: HumanDuration,
+    /// A connection must deliver a complete request head this soon after it opens or
+    /// after its first byte arrives.
+    pub header_read_timeout: HumanDuration,
+    /// A keep-alive connection with no request in flight is closed after this long.
+    pub idle_timeout: HumanDuration,
+    /// Open connections at most; further clients wait in the kernel's accept queue.
+    pub max_connections: usize,
+    /// Largest request line plus headers, in bytes (431 above it).
+    pub max_header_bytes: usize,
+    /// Most header fields in one request (431 above it).
+    pub max_headers: usize,
+    /// Accept HTTP/2: prior-knowledge h2c in cleartext, ALPN `h2` with TLS.
+    pub http2: bool,
+    pub tls: TlsConfig,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +81,15 @@ impl Default for ServerConfig {
             web_root: "/".into(),
             request_timeout: HumanDuration(Duration::from_secs(30)),
             metrics: ServerMetricsConfig::default(),
+            shutdown_grace: HumanDuration(Duration::from_secs(5)),
+            drain_timeout: HumanDuration(Duration::from_secs(20)),
+            header_read_timeout: HumanDuration(Duration::from_secs(10)),
+            idle_timeout: HumanDuration(Duration::from_secs(60)),
+            max_connections: 10_000,
+            max_header_bytes: 32 * 1024,
+            max_headers: 100,
+            http2: false,
+            tls: TlsConfig::default(),
         }
     }
 }
@@ -105,6 +132,16 @@ impl Default for LogConfig {
     fn default() -> Self {
         LogConfig { format: LogFormat::Text, level: "info".into() }
     }
+}
+
+/// `[server.tls]`: both set serves HTTPS only; both unset serves plain HTTP.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsConfig {
+    /// PEM file: the certificate chain, leaf first.
+    pub cert: Option<String>,
+    /// PEM file: the private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +255,10 @@ pub struct MetricsConfig {
     pub cache_ttl: HumanDuration,
     /// Upper bound of the answer cache's (estimated) size.
     pub cache_max_bytes: u64,
+    /// How often the backend's status is asked in the background (for `/status` and `/ready`).
+    pub status_interval: HumanDuration,
+    /// `/ready` answers 503 when the backend has not answered a status probe for this long.
+    pub stale_after: HumanDuration,
     /// `[metrics.<backend>]` tables; anything else here is rejected by `validate`.
     #[serde(flatten)]
     pub backends: BTreeMap<String, serde_json::Value>,
@@ -231,6 +272,8 @@ impl Default for MetricsConfig {
             duration_histogram: DurationHistogram::Auto,
             cache_ttl: HumanDuration(Duration::from_secs(10)),
             cache_max_bytes: 64 * 1024 * 1024,
+            status_interval: HumanDuration(Duration::from_secs(5)),
+            stale_after: HumanDuration(Duration::from_secs(30)),
             backends: BTreeMap::new(),
         }
     }
@@ -343,8 +386,35 @@ impl Config {
         if !wr.starts_with('/') || wr.contains("..") || wr.contains("//") {
             fail("server.web_root", "must start with `/` and contain no `..` or `//`");
         }
-        if self.server.request_timeout.0.is_zero() {
-            fail("server.request_timeout", "must be above zero");
+        for (key, d) in [
+            ("server.request_timeout", self.server.request_timeout),
+            ("server.drain_timeout", self.server.drain_timeout),
+            ("server.header_read_timeout", self.server.header_read_timeout),
+            ("server.idle_timeout", self.server.idle_timeout),
+            ("metrics.status_interval", self.metrics.status_interval),
+            ("metrics.stale_after", self.metrics.stale_after),
+        ] {
+            if d.0.is_zero() {
+                fail(key, "must be above zero");
+            }
+        }
+        for (key, n) in [
+            ("server.max_connections", self.server.max_connections),
+            ("server.max_header_bytes", self.server.max_header_bytes),
+            ("server.max_headers", self.server.max_headers),
+        ] {
+            if n == 0 {
+                fail(key, "must be above zero");
+            }
+        }
+        // hyper's read buffer (which bounds the head) refuses anything smaller.
+        if self.server.max_header_bytes < 8192 {
+            fail("server.max_header_bytes", "must be at least 8192");
+        }
+        match (&self.server.tls.cert, &self.server.tls.key) {
+            (Some(_), None) => fail("server.tls.key", "is needed when server.tls.cert is set"),
+            (None, Some(_)) => fail("server.tls.cert", "is needed when server.tls.key is set"),
+            _ => {}
         }
         if self.auth.strategy == AuthStrategy::Login {
             if self.auth.password.as_deref().unwrap_or("").is_empty() {

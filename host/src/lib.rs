@@ -8,6 +8,8 @@ pub mod api;
 pub mod auth;
 pub mod config;
 pub mod error;
+pub mod lifecycle;
+pub mod listener;
 pub mod metrics_engine;
 pub mod params;
 pub mod plugins;

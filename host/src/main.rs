@@ -101,7 +101,7 @@ fn serve(config_path: Option<PathBuf>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let state = match AppState::build(config).await {
             Ok(s) => Arc::new(s),
             Err(e) => {
@@ -116,7 +116,11 @@ fn serve(config_path: Option<PathBuf>) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // Dropping the runtime would wait for every blocking task, such as a backend call
+    // stuck on a hung store; the drain has already bounded what we wait for.
+    runtime.shutdown_timeout(server::RUNTIME_SHUTDOWN);
+    code
 }
 
 fn list_plugins(config_path: Option<PathBuf>) -> ExitCode {

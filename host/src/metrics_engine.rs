@@ -272,11 +272,18 @@ impl MetricsEngine {
 
     /// The store's own status, or `None` when it cannot be had within the deadline.
     pub async fn status(&self) -> Option<BackendStatus> {
-        let backend = self.backend.clone()?;
+        self.probe().await.ok()
+    }
+
+    /// The store's own status, or why it cannot be had within the deadline.
+    pub async fn probe(&self) -> Result<BackendStatus, MetricsError> {
+        let backend = self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
         let task = tokio::task::spawn_blocking(move || backend.status());
         match tokio::time::timeout(self.timeout, task).await {
-            Ok(Ok(RResult::ROk(s))) => Some(s),
-            _ => None,
+            Ok(Ok(RResult::ROk(s))) => Ok(s),
+            Ok(Ok(RResult::RErr(e))) => Err(MetricsError::Unavailable(e.message.into())),
+            Ok(Err(_)) => Err(MetricsError::Internal("status task failed".into())),
+            Err(_) => Err(MetricsError::Timeout(self.timeout)),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! 404 (unknown path), 405 (known path, other method), the `/api` twin of every path and
 //! the web root are decided in one place.
 
-use std::{future::Future, pin::Pin, sync::Arc, time::Instant};
+use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc, time::Instant};
 
 use futures::FutureExt;
 use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -80,6 +80,8 @@ pub struct Ctx {
     params: Vec<(&'static str, String)>,
     query: Vec<(String, String)>,
     pub headers: HeaderMap,
+    /// The client's address (the TCP peer; proxies are not looked through).
+    pub client: Option<SocketAddr>,
 }
 
 impl Ctx {
@@ -154,12 +156,13 @@ impl Router {
         path: &str,
         raw_query: Option<String>,
         headers: HeaderMap,
+        client: Option<SocketAddr>,
     ) -> warp::http::Response<Vec<u8>> {
         let started = Instant::now();
         let scope = telemetry::RequestScope::new(&headers);
         let _in_flight = telemetry::InFlight::enter();
         let mut op = "unmatched";
-        let outcome = scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, &mut op)).await;
+        let outcome = scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client, &mut op)).await;
         let mut response = match outcome {
             Ok(Answer::Reply(reply)) => reply_response(reply),
             Ok(Answer::Response(r)) => r,
@@ -179,6 +182,7 @@ impl Router {
         path: &str,
         raw_query: Option<String>,
         headers: HeaderMap,
+        client: Option<SocketAddr>,
         op: &mut &'static str,
     ) -> Result<Answer, ApiError> {
         if self.is_self_metrics(&state, path) {
@@ -208,7 +212,7 @@ impl Router {
         let query = raw_query
             .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        let ctx = Ctx { state: state.clone(), op: route.op, params, query, headers };
+        let ctx = Ctx { state: state.clone(), op: route.op, params, query, headers, client };
         let timeout = state.config.server.request_timeout.0;
         // A panic in a handler must answer 500 for that request, not end the connection.
         let fut = std::panic::AssertUnwindSafe((route.handler)(ctx)).catch_unwind();

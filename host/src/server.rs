@@ -1,10 +1,22 @@
-//! The HTTP server: one warp filter in front of the router, graceful shutdown on signals.
+//! The HTTP server: one warp filter in front of the router, served by [`crate::listener`],
+//! and the shutdown sequence.
+//!
+//! First SIGTERM/SIGINT: `/ready` answers 503 at once while the listener keeps accepting for
+//! `server.shutdown_grace` (so the endpoint removal can reach every client), then accepting
+//! stops and in-flight requests get `server.drain_timeout` to finish; idle connections are
+//! closed at once. A second signal exits at once.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
+use tokio::sync::watch;
 use warp::Filter;
 
-use crate::{api, router::Router, state::AppState};
+use crate::{
+    api,
+    listener::{self, ClientAddr, Limits},
+    router::Router,
+    state::AppState,
+};
 
 /// Binds, logs the bound address on one line, and serves until SIGINT/SIGTERM.
 pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
@@ -14,51 +26,97 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
         .address
         .parse()
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "server.address is not an IP address"))?;
-    // Handlers go in before the port opens: a signal that arrives before warp first polls
-    // the shutdown future must still shut down gracefully, not kill the process.
-    let shutdown = shutdown_signal()?;
-    let listener = tokio::net::TcpListener::bind(SocketAddr::new(ip, state.config.server.port)).await?;
-    let addr = listener.local_addr()?;
-    let router = Arc::new(Router::new(api::all_routes(), &state.config.server.web_root));
+    // Handlers go in before the port opens: a signal that arrives early must still shut
+    // down gracefully, not kill the process.
+    let mut signals = Signals::install()?;
+    let tls = listener::tls_acceptor(&state.config.server)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    let tcp = tokio::net::TcpListener::bind(SocketAddr::new(ip, state.config.server.port)).await?;
+    let addr = tcp.local_addr()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    tracing::info!("meshlens listening on {scheme}://{addr}");
     if let Some(port) = state.config.server.metrics.port {
         crate::telemetry::serve_metrics_port(state.clone(), ip, port).await?;
     }
-    tracing::info!("meshlens listening on http://{addr}");
     // Also on stdout, one line, for scripts and tests that start the binary.
-    println!("meshlens listening on http://{addr}");
+    println!("meshlens listening on {scheme}://{addr}");
 
+    crate::lifecycle::spawn_status_refresh(state.clone());
+    let router = Arc::new(Router::new(api::all_routes(), &state.config.server.web_root));
+    let handler_state = state.clone();
     let filter = warp::method()
         .and(warp::path::full())
         .and(warp::query::raw().map(Some).or(warp::any().map(|| None)).unify())
         .and(warp::header::headers_cloned())
-        .then(move |method, path: warp::path::FullPath, query, headers| {
+        .and(warp::ext::optional::<ClientAddr>())
+        .then(move |method, path: warp::path::FullPath, query, headers, client: Option<ClientAddr>| {
             let router = router.clone();
-            let state = state.clone();
-            async move { router.handle(state, method, path.as_str(), query, headers).await }
+            let state = handler_state.clone();
+            async move { router.handle(state, method, path.as_str(), query, headers, client.map(|c| c.0)).await }
         });
-    warp::serve(filter).incoming(listener).graceful(shutdown).run().await;
-    tracing::info!("meshlens stopped");
+    let service = hyper_util::service::TowerToHyperService::new(warp::service(filter));
+
+    let limits = Arc::new(Limits::from_config(&state.config.server));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let listening = tokio::spawn(listener::run(tcp, tls, limits, service, stop_rx));
+
+    signals.next().await;
+    state.lifecycle.begin_drain();
+    let grace = state.config.server.shutdown_grace.0;
+    tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down: /ready answers 503; still accepting during the grace period");
+    // From here a second signal ends the process at once, whatever is still running.
+    tokio::spawn(async move {
+        signals.next().await;
+        tracing::warn!("second signal: exiting now");
+        std::process::exit(1);
+    });
+    tokio::time::sleep(grace).await;
+    let _ = stop_tx.send(true);
+    match listening.await {
+        Ok(0) => tracing::info!("meshlens stopped: every connection closed"),
+        Ok(open) => tracing::warn!(open, "meshlens stopped: drain deadline passed with connections still open"),
+        Err(e) => tracing::error!(error = %e, "the listener task failed"),
+    }
     Ok(())
 }
 
-#[cfg(unix)]
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    Ok(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {},
-            _ = terminate.recv() => {},
-        }
-        tracing::info!("shutting down");
-    })
+/// SIGINT and SIGTERM, as one stream.
+struct Signals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
 }
 
-#[cfg(not(unix))]
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
-    Ok(async {
-        let _ = tokio::signal::ctrl_c().await;
-        tracing::info!("shutting down");
-    })
+impl Signals {
+    #[cfg(unix)]
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
+    }
+
+    #[cfg(not(unix))]
+    fn install() -> std::io::Result<Signals> {
+        Ok(Signals {})
+    }
+
+    #[cfg(unix)]
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {},
+            _ = self.terminate.recv() => {},
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn next(&mut self) {
+        if tokio::signal::ctrl_c().await.is_err() {
+            // No signal handling: never shut down from here.
+            std::future::pending::<()>().await;
+        }
+    }
 }
+
+/// How long after the listener returns the runtime may take to wind down: long enough for
+/// log lines, short enough that a backend call stuck on the blocking pool cannot hold the exit.
+pub const RUNTIME_SHUTDOWN: Duration = Duration::from_millis(500);

@@ -21,6 +21,8 @@ pub struct AppState {
     pub started: Instant,
     /// Start-up problems shown in `/status` `warningMessages`.
     pub warnings: Vec<String>,
+    /// Draining flag and the backend status the background probe keeps.
+    pub lifecycle: crate::lifecycle::Lifecycle,
 }
 
 /// Why the service cannot start.
@@ -92,7 +94,16 @@ impl AppState {
             .map_err(|e| StartupError::Other(format!("cannot start the cluster source: {e}")))?;
         warnings.extend(cluster.warnings());
 
-        Ok(AppState { config, plugins: Arc::new(registry), metrics, cluster, signing_key, started, warnings })
+        Ok(AppState {
+            config,
+            plugins: Arc::new(registry),
+            metrics,
+            cluster,
+            signing_key,
+            started,
+            warnings,
+            lifecycle: Default::default(),
+        })
     }
 }
 

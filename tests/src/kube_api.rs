@@ -113,6 +113,8 @@ struct Shared {
     events: broadcast::Sender<Event>,
     opts: Options,
     available: AtomicBool,
+    /// Plurals every list and watch of answers 403 (an RBAC rule the client lacks).
+    forbidden: Mutex<Vec<String>>,
     addr: Mutex<Option<SocketAddr>>,
     watches: AtomicUsize,
     expired: AtomicUsize,
@@ -160,6 +162,7 @@ impl KubeApi {
             events,
             opts,
             available: AtomicBool::new(true),
+            forbidden: Mutex::new(Vec::new()),
             addr: Mutex::new(None),
             watches: AtomicUsize::new(0),
             expired: AtomicUsize::new(0),
@@ -212,6 +215,11 @@ impl KubeApi {
     /// Makes every request answer 503 (`false`) or normally (`true`).
     pub fn set_available(&self, up: bool) {
         self.shared.available.store(up, Ordering::SeqCst);
+    }
+
+    /// Makes every request for resource `plural` (e.g. `cronjobs`) answer 403 Forbidden.
+    pub fn forbid(&self, plural: &str) {
+        self.shared.forbidden.lock().unwrap().push(plural.to_string());
     }
 
     /// Creates or replaces an object (new resourceVersion; ADDED or MODIFIED event).
@@ -408,6 +416,10 @@ fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::rep
     let Some(def) = def_by_plural(group, version, plural) else {
         return not_found("the server could not find the requested resource");
     };
+    if s.forbidden.lock().unwrap().iter().any(|p| p == def.plural) {
+        let msg = format!("{}.{} is forbidden: User \"tester\" cannot list resource \"{}\" in API group \"{}\"", def.plural, def.group, def.plural, def.group);
+        return reply(StatusCode::FORBIDDEN, &status(403, "Forbidden", &msg));
+    }
     let av = api_version(def.group, version);
     if let Some(name) = name {
         let st = s.store.lock().unwrap();

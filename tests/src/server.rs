@@ -160,7 +160,8 @@ impl Meshlens {
         let out2 = out.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(addr) = line.strip_prefix("meshlens listening on http://") {
+                // `https://` when `[server.tls]` is set.
+                if let Some(addr) = line.strip_prefix("meshlens listening on http://").or_else(|| line.strip_prefix("meshlens listening on https://")) {
                     let _ = tx.send(addr.to_string());
                 }
                 out2.lock().map(|mut l| l.push(line)).ok();
@@ -197,6 +198,34 @@ impl Meshlens {
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal (`TERM`, `INT`, `STOP`, ...) to the process.
+    pub fn signal(&self, sig: &str) {
+        let _ = Command::new("kill").arg(format!("-{sig}")).arg(self.child.id().to_string()).status();
+    }
+
+    /// Waits up to `within` for the process to exit; its exit code (`None`: still running
+    /// or ended by a signal).
+    pub fn wait_exit(&mut self, within: Duration) -> Option<i32> {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return s.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    /// Whether a stderr line seen so far contains `text`.
+    pub fn logged(&self, text: &str) -> bool {
+        self.logs.lock().map(|l| l.iter().any(|line| line.contains(text))).unwrap_or(false)
     }
 
     /// Sends SIGTERM and waits (bounded) for the exit status.
@@ -257,31 +286,36 @@ pub fn install_crypto_provider() {
 /// sync and `#[tokio::test]` tests alike can call it (the blocking client may not be used
 /// on an async worker). Redirects are not followed: tests see the 3xx itself.
 pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+    request_within(addr, method, path, headers, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Like [`request`], with an error (not a panic) when no answer comes within `timeout`.
+pub fn request_within(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], timeout: Duration) -> Result<Response, String> {
     let url = format!("http://{addr}{path}");
-    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or_else(|e| panic!("method {method}: {e}"));
+    let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| format!("method {method}: {e}"))?;
     let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     std::thread::scope(|s| {
         s.spawn(|| {
             install_crypto_provider();
             let client = reqwest::blocking::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
-                .timeout(Duration::from_secs(60))
+                .timeout(timeout)
                 .no_proxy()
                 .build()
-                .expect("HTTP client");
+                .map_err(|e| format!("HTTP client: {e}"))?;
             let mut req = client.request(method, &url);
             for (k, v) in &headers {
                 req = req.header(k, v);
             }
-            let resp = req.send().unwrap_or_else(|e| panic!("{url}: {e}"));
+            let resp = req.send().map_err(|e| format!("{url}: {e}"))?;
             let status = resp.status().as_u16();
             let headers = resp
                 .headers()
                 .iter()
                 .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
                 .collect();
-            let body = resp.bytes().unwrap_or_else(|e| panic!("{url}: body: {e}")).to_vec();
-            Response { status, headers, body }
+            let body = resp.bytes().map_err(|e| format!("{url}: body: {e}"))?.to_vec();
+            Ok(Response { status, headers, body })
         })
         .join()
         .unwrap_or_else(|e| std::panic::resume_unwind(e))

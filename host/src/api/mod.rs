@@ -10,6 +10,7 @@ pub mod health;
 pub mod mesh_config;
 pub mod metrics;
 pub mod namespaces;
+pub mod probes;
 pub mod status;
 pub mod swagger;
 pub mod token;
@@ -20,6 +21,7 @@ pub mod workloads;
 pub fn all_routes() -> Vec<Route> {
     [
         status::routes(),
+        probes::routes(),
         token::routes(),
         external::routes(),
         swagger::routes(),

@@ -30,25 +30,28 @@ pub struct ExternalService {
     pub url: Option<String>,
 }
 
+/// Answers from cached state only: the backend's status comes from the background probe
+/// and the mesh version from the cluster model once it has synced, so a hung backend or an
+/// unsynced cluster never slows this down. Callers that did not authenticate see no URLs
+/// or file paths.
 fn status(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = &ctx.state;
+        let authenticated = crate::auth::check(state, &ctx.headers).is_ok();
         let mut status = std::collections::BTreeMap::new();
         status.insert("state".to_string(), "running".to_string());
         status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
 
         let mut services = Vec::new();
-        let store = state.metrics.status().await;
-        services.push(match store {
-            Some(s) => ExternalService {
-                name: if s.name.is_empty() { state.metrics.backend_name().to_string() } else { s.name.to_string() },
-                version: if s.version.is_empty() { "unknown".into() } else { s.version.to_string() },
-                url: (!s.url.is_empty()).then(|| s.url.to_string()),
-            },
-            None => ExternalService { name: state.metrics.backend_name().to_string(), version: "unknown".into(), url: None },
+        let seen = state.lifecycle.backend();
+        services.push(ExternalService {
+            name: if seen.name.is_empty() { state.metrics.backend_name().to_string() } else { seen.name.clone() },
+            version: if seen.version.is_empty() { "unknown".into() } else { seen.version.clone() },
+            url: (!seen.url.is_empty()).then(|| seen.url.clone()),
         });
         services.push(ExternalService { name: "Kubernetes".into(), version: state.cluster.version(), url: None });
         let mut warnings = state.warnings.clone();
+        warnings.extend(state.cluster.access_warnings());
         if let Some(version) = mesh_version(state).await {
             if major_below_one(&version) {
                 warnings.push(format!("Istio version {version} is not supported, the version should be >= 1.0"));
@@ -62,6 +65,12 @@ fn status(ctx: Ctx) -> HandlerFuture {
         if let Some(url) = &ext.tracing.url {
             services.push(ExternalService { name: "Tracing".into(), version: "unknown".into(), url: Some(url.clone()) });
         }
+        if !authenticated {
+            for s in &mut services {
+                s.url = None;
+            }
+            warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
+        }
         Ok(Reply::json(&StatusInfo { status, external_services: services, warning_messages: warnings }))
     })
 }
@@ -69,6 +78,9 @@ fn status(ctx: Ctx) -> HandlerFuture {
 /// The mesh's version, when the cluster shows it: the image tag of the control plane
 /// (`istiod`, or `istio-pilot` before 1.5) in the mesh namespace, e.g. `pilot:1.20.0` → `1.20.0`.
 async fn mesh_version(state: &crate::state::AppState) -> Option<String> {
+    if !state.cluster.synced() {
+        return None;
+    }
     let cluster = state.cluster.state().await.ok()?;
     let mesh_ns = &state.config.cluster.mesh_namespace;
     let w = ["istiod", "istio-pilot"].iter().find_map(|n| cluster.workload(mesh_ns, n))?;

@@ -2,10 +2,12 @@
 //! current, so requests never wait on the API server once the caches are synced.
 
 use std::{
+    collections::BTreeSet,
     fmt::Debug,
     hash::Hash,
     sync::{
         Arc, OnceLock,
+        Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -53,9 +55,62 @@ struct Stores {
     mesh: Vec<(MeshKind, Store<DynamicObject>)>,
 }
 
+/// Kinds the service account may not list or watch (403): they count as absent, so they
+/// neither block the first sync nor keep stale objects, and `/status` names them.
+#[derive(Default)]
+struct Forbidden {
+    kinds: Mutex<BTreeSet<String>>,
+    changed: watch::Sender<u64>,
+}
+
+impl Forbidden {
+    fn set(&self, kind: &str, forbidden: bool) {
+        let mut kinds = self.kinds.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = if forbidden { kinds.insert(kind.to_string()) } else { kinds.remove(kind) };
+        drop(kinds);
+        if changed {
+            if forbidden {
+                tracing::warn!("no permission to list or watch {kind}: treated as absent until access is granted");
+            } else {
+                tracing::info!("access to {kind} granted: reading it again");
+            }
+            self.changed.send_modify(|n| *n += 1);
+        }
+    }
+
+    fn has(&self, kind: &str) -> bool {
+        self.kinds.lock().unwrap_or_else(|e| e.into_inner()).contains(kind)
+    }
+
+    fn list(&self) -> Vec<String> {
+        self.kinds.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
+    }
+
+    /// Resolves once `kind` is forbidden.
+    fn wait_for(self: &Arc<Self>, kind: String) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let this = self.clone();
+        let mut rx = self.changed.subscribe();
+        async move {
+            let _ = rx.wait_for(|_| this.has(&kind)).await;
+        }
+    }
+}
+
+/// Whether a watcher error is the API server's 403.
+fn is_forbidden(e: &watcher::Error) -> bool {
+    match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => s.code == 403,
+        watcher::Error::WatchError(s) => s.code == 403,
+        _ => false,
+    }
+}
+
 /// The running `kube` source.
 pub(crate) struct KubeSource {
     stores: Arc<OnceLock<Stores>>,
+    forbidden: Arc<Forbidden>,
     ready: watch::Receiver<bool>,
     generation: Arc<AtomicU64>,
     version: Arc<OnceLock<String>>,
@@ -118,62 +173,54 @@ fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
         Ok(watcher::Event::InitDone) => crate::record_sync(),
         Err(e) => {
             meshlens_telemetry::metrics().cluster_watch_restart(what);
-            tracing::warn!("watch of {what} failed (will retry): {e}");
+            // A 403 is logged once, when the kind turns forbidden (`Forbidden::set`).
+            if !is_forbidden(e) {
+                tracing::warn!("watch of {what} failed (will retry): {e}");
+            }
         }
         Ok(_) => {}
     }
 }
 
 /// Starts one reflector; its events bump `generation` so the model knows to rebuild.
-fn reflect<K>(
-    api: Api<K>,
-    dyntype: K::DynamicType,
-    generation: Arc<AtomicU64>,
-    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) -> Store<K>
+fn reflect<K>(api: Api<K>, dyntype: K::DynamicType, what: String, shared: &Shared, tasks: &mut Vec<tokio::task::JoinHandle<()>>) -> Store<K>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Eq + Hash + Clone + Default + Send + Sync,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
     let writer = Writer::new(dyntype);
     let store = writer.as_reader();
-    let what = std::any::type_name::<K>().rsplit("::").next().unwrap_or("object").to_string();
     let stream = watcher(api, watcher::Config::default())
         .default_backoff()
         // managedFields can be most of an object's size and nothing reads them.
         .modify(|o: &mut K| o.meta_mut().managed_fields = None)
         .reflect(writer);
+    let (generation, forbidden) = (shared.generation.clone(), shared.forbidden.clone());
     tasks.push(tokio::spawn(async move {
         let mut stream = std::pin::pin!(stream);
         while let Some(ev) = stream.next().await {
             generation.fetch_add(1, Ordering::SeqCst);
             observe(&what, &ev);
+            match ev {
+                // Retried with backoff, so access granted later is picked up without a restart.
+                Err(e) if is_forbidden(&e) => forbidden.set(&what, true),
+                Err(_) => {}
+                Ok(_) => forbidden.set(&what, false),
+            }
         }
     }));
     store
 }
 
-fn dynamic_reflect(
-    client: &Client,
-    ar: &ApiResource,
+/// What every reflector shares.
+struct Shared {
     generation: Arc<AtomicU64>,
-    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) -> Store<DynamicObject> {
-    let writer = Writer::new(ar.clone());
-    let store = writer.as_reader();
-    let what = ar.kind.clone();
-    let stream = watcher(Api::<DynamicObject>::all_with(client.clone(), ar), watcher::Config::default())
-        .default_backoff()
-        .modify(|o: &mut DynamicObject| o.metadata.managed_fields = None)
-        .reflect(writer);
-    tasks.push(tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        while let Some(ev) = stream.next().await {
-            generation.fetch_add(1, Ordering::SeqCst);
-            observe(&what, &ev);
-        }
-    }));
-    store
+    forbidden: Arc<Forbidden>,
+}
+
+/// The kind's name as `/status` shows it (`CronJob`).
+fn kind_name<K>() -> String {
+    std::any::type_name::<K>().rsplit("::").next().unwrap_or("object").to_string()
 }
 
 impl KubeSource {
@@ -182,9 +229,11 @@ impl KubeSource {
         let client = client(cfg).await?;
         let stores: Arc<OnceLock<Stores>> = Arc::new(OnceLock::new());
         let generation = Arc::new(AtomicU64::new(0));
+        let forbidden = Arc::new(Forbidden::default());
         let version: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
         let (ready_tx, ready) = watch::channel(false);
         let (s2, g2, v2) = (stores.clone(), generation.clone(), version.clone());
+        let sh = Shared { generation: generation.clone(), forbidden: forbidden.clone() };
         let main = tokio::spawn(async move {
             let mut delay = Duration::from_millis(200);
             let mesh = loop {
@@ -205,21 +254,28 @@ impl KubeSource {
             }
             let mut tasks = Vec::new();
             let c = &client;
+            let t = &mut tasks;
             let built = Stores {
-                namespaces: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                pods: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                services: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                deployments: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                replica_sets: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                replication_controllers: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                stateful_sets: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                daemon_sets: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                jobs: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                cron_jobs: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                hpas: reflect(Api::all(c.clone()), (), g2.clone(), &mut tasks),
-                mesh: mesh.iter().map(|(k, ar)| (*k, dynamic_reflect(c, ar, g2.clone(), &mut tasks))).collect(),
+                namespaces: reflect(Api::all(c.clone()), (), kind_name::<Namespace>(), &sh, t),
+                pods: reflect(Api::all(c.clone()), (), kind_name::<Pod>(), &sh, t),
+                services: reflect(Api::all(c.clone()), (), kind_name::<Service>(), &sh, t),
+                deployments: reflect(Api::all(c.clone()), (), kind_name::<Deployment>(), &sh, t),
+                replica_sets: reflect(Api::all(c.clone()), (), kind_name::<ReplicaSet>(), &sh, t),
+                replication_controllers: reflect(Api::all(c.clone()), (), kind_name::<ReplicationController>(), &sh, t),
+                stateful_sets: reflect(Api::all(c.clone()), (), kind_name::<StatefulSet>(), &sh, t),
+                daemon_sets: reflect(Api::all(c.clone()), (), kind_name::<DaemonSet>(), &sh, t),
+                jobs: reflect(Api::all(c.clone()), (), kind_name::<Job>(), &sh, t),
+                cron_jobs: reflect(Api::all(c.clone()), (), kind_name::<CronJob>(), &sh, t),
+                hpas: reflect(Api::all(c.clone()), (), kind_name::<HorizontalPodAutoscaler>(), &sh, t),
+                mesh: mesh
+                    .iter()
+                    .map(|(k, ar)| {
+                        let api = Api::<DynamicObject>::all_with(c.clone(), ar);
+                        (*k, reflect(api, ar.clone(), k.kind().to_string(), &sh, t))
+                    })
+                    .collect(),
             };
-            let waits = built.wait_all();
+            let waits = built.wait_all(&sh.forbidden);
             let _ = s2.set(built);
             if waits.await {
                 g2.fetch_add(1, Ordering::SeqCst);
@@ -230,7 +286,17 @@ impl KubeSource {
             let _guard = AbortAll(tasks.iter().map(|t| t.abort_handle()).collect());
             futures::future::join_all(tasks).await;
         });
-        Ok(KubeSource { stores, ready, generation, version, tasks: vec![main.abort_handle()] })
+        Ok(KubeSource { stores, forbidden, ready, generation, version, tasks: vec![main.abort_handle()] })
+    }
+
+    /// Whether the first sync is done (never waits).
+    pub(crate) fn synced(&self) -> bool {
+        *self.ready.borrow()
+    }
+
+    /// The kinds the service account may not list or watch, by kind name.
+    pub(crate) fn forbidden_kinds(&self) -> Vec<String> {
+        self.forbidden.list()
     }
 
     /// Waits for the first sync, up to `deadline`.
@@ -277,9 +343,18 @@ impl KubeSource {
     /// The current contents of every cache.
     pub(crate) fn raw(&self) -> Option<RawObjects> {
         let s = self.stores.get()?;
+        let f = &self.forbidden;
+        // A forbidden kind is absent, even if an earlier list had filled its cache.
+        fn read<K: Resource + Clone>(f: &Forbidden, store: &Store<K>) -> Vec<Arc<K>>
+        where
+            K::DynamicType: Eq + Hash + Clone,
+        {
+            if f.has(&kind_name::<K>()) { Vec::new() } else { store.state() }
+        }
         let mesh = s
             .mesh
             .iter()
+            .filter(|(k, _)| !f.has(k.kind()))
             .flat_map(|(k, st)| {
                 st.state().into_iter().map(move |o| {
                     let spec = match o.data.get("spec") {
@@ -291,17 +366,17 @@ impl KubeSource {
             })
             .collect();
         Some(RawObjects {
-            namespaces: s.namespaces.state(),
-            pods: s.pods.state(),
-            services: s.services.state(),
-            deployments: s.deployments.state(),
-            replica_sets: s.replica_sets.state(),
-            replication_controllers: s.replication_controllers.state(),
-            stateful_sets: s.stateful_sets.state(),
-            daemon_sets: s.daemon_sets.state(),
-            jobs: s.jobs.state(),
-            cron_jobs: s.cron_jobs.state(),
-            autoscalers: s.hpas.state().iter().map(|h| Autoscaler::from_v2(h)).collect(),
+            namespaces: read(f, &s.namespaces),
+            pods: read(f, &s.pods),
+            services: read(f, &s.services),
+            deployments: read(f, &s.deployments),
+            replica_sets: read(f, &s.replica_sets),
+            replication_controllers: read(f, &s.replication_controllers),
+            stateful_sets: read(f, &s.stateful_sets),
+            daemon_sets: read(f, &s.daemon_sets),
+            jobs: read(f, &s.jobs),
+            cron_jobs: read(f, &s.cron_jobs),
+            autoscalers: read(f, &s.hpas).iter().map(|h| Autoscaler::from_v2(h)).collect(),
             mesh,
         })
     }
@@ -318,22 +393,23 @@ impl Drop for AbortAll {
 }
 
 impl Stores {
-    /// Resolves once every cache has seen its first complete list (false if a writer died).
-    fn wait_all(&self) -> impl std::future::Future<Output = bool> + 'static {
+    /// Resolves once every cache has seen its first complete list or is forbidden (false if
+    /// a writer died).
+    fn wait_all(&self, f: &Arc<Forbidden>) -> impl std::future::Future<Output = bool> + 'static {
         let typed = [
-            waiter(&self.namespaces),
-            waiter(&self.pods),
-            waiter(&self.services),
-            waiter(&self.deployments),
-            waiter(&self.replica_sets),
-            waiter(&self.replication_controllers),
-            waiter(&self.stateful_sets),
-            waiter(&self.daemon_sets),
-            waiter(&self.jobs),
-            waiter(&self.cron_jobs),
-            waiter(&self.hpas),
+            waiter(&self.namespaces, f.wait_for(kind_name::<Namespace>())),
+            waiter(&self.pods, f.wait_for(kind_name::<Pod>())),
+            waiter(&self.services, f.wait_for(kind_name::<Service>())),
+            waiter(&self.deployments, f.wait_for(kind_name::<Deployment>())),
+            waiter(&self.replica_sets, f.wait_for(kind_name::<ReplicaSet>())),
+            waiter(&self.replication_controllers, f.wait_for(kind_name::<ReplicationController>())),
+            waiter(&self.stateful_sets, f.wait_for(kind_name::<StatefulSet>())),
+            waiter(&self.daemon_sets, f.wait_for(kind_name::<DaemonSet>())),
+            waiter(&self.jobs, f.wait_for(kind_name::<Job>())),
+            waiter(&self.cron_jobs, f.wait_for(kind_name::<CronJob>())),
+            waiter(&self.hpas, f.wait_for(kind_name::<HorizontalPodAutoscaler>())),
         ];
-        let mesh: Vec<_> = self.mesh.iter().map(|(_, s)| waiter(s)).collect();
+        let mesh: Vec<_> = self.mesh.iter().map(|(k, s)| waiter(s, f.wait_for(k.kind().to_string()))).collect();
         async move {
             let all = futures::future::join_all(typed.into_iter().chain(mesh)).await;
             all.into_iter().all(|ok| ok)
@@ -343,11 +419,16 @@ impl Stores {
 
 type Waiter = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
 
-fn waiter<K>(s: &Store<K>) -> Waiter
+fn waiter<K>(s: &Store<K>, forbidden: impl std::future::Future<Output = ()> + Send + 'static) -> Waiter
 where
     K: Resource + Clone + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
     let s = s.clone();
-    Box::pin(async move { s.wait_until_ready().await.is_ok() })
+    Box::pin(async move {
+        tokio::select! {
+            r = s.wait_until_ready() => r.is_ok(),
+            _ = forbidden => true,
+        }
+    })
 }

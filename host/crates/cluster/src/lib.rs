@@ -176,6 +176,28 @@ impl Cluster {
         }
     }
 
+    /// Whether the model can be read without waiting: snapshots always, the `kube` source
+    /// once its caches have synced (never waits).
+    pub fn synced(&self) -> bool {
+        match &self.inner.source {
+            Source::Snapshot(..) => true,
+            Source::Kube(k) => k.synced(),
+        }
+    }
+
+    /// Current problems with cluster access, one line each (e.g. a kind the service account
+    /// may not list or watch, which then counts as absent).
+    pub fn access_warnings(&self) -> Vec<String> {
+        match &self.inner.source {
+            Source::Snapshot(..) => Vec::new(),
+            Source::Kube(k) => k
+                .forbidden_kinds()
+                .into_iter()
+                .map(|kind| format!("no permission to list or watch {kind}: {kind} objects are treated as absent"))
+                .collect(),
+        }
+    }
+
     /// Problems found while loading a snapshot (file, document index, reason).
     pub fn warnings(&self) -> Vec<String> {
         self.inner.warnings.clone()

@@ -1,0 +1,133 @@
+//! Liveness, readiness and the backend status that `/status` and `/ready` read.
+//!
+//! Neither probe waits on anything: the backend's status is asked in the background every
+//! `metrics.status_interval` and kept here, so a hung Prometheus slows no request.
+
+use std::{
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
+
+use crate::state::AppState;
+
+/// The backend as last seen by the background probe.
+#[derive(Clone, Debug, Default)]
+pub struct BackendSeen {
+    /// Name, version and URL from the last answer (empty before the first one).
+    pub name: String,
+    pub version: String,
+    pub url: String,
+    /// When it last answered.
+    pub answered: Option<Instant>,
+    /// Why the last probe failed, when it did.
+    pub error: Option<String>,
+}
+
+/// Shared lifecycle state of the running service.
+#[derive(Default)]
+pub struct Lifecycle {
+    draining: AtomicBool,
+    backend: Mutex<BackendSeen>,
+}
+
+impl Lifecycle {
+    /// From now on `/ready` answers 503 (the first SIGTERM).
+    pub fn begin_drain(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// The backend as last seen.
+    pub fn backend(&self) -> BackendSeen {
+        self.backend.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn record(&self, outcome: Result<plugin_api::BackendStatus, String>) {
+        let mut seen = self.backend.lock().unwrap_or_else(|e| e.into_inner());
+        match outcome {
+            Ok(s) => {
+                seen.name = s.name.to_string();
+                seen.version = s.version.to_string();
+                seen.url = s.url.to_string();
+                seen.answered = Some(Instant::now());
+                seen.error = None;
+            }
+            Err(e) => seen.error = Some(e),
+        }
+    }
+}
+
+/// Asks the backend's status every `metrics.status_interval` for as long as the process runs.
+/// One probe at a time: a hung backend delays the next probe, never stacks them.
+pub fn spawn_status_refresh(state: std::sync::Arc<AppState>) {
+    let every = state.config.metrics.status_interval.0;
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let outcome = state.metrics.probe().await.map_err(|e| e.to_string());
+            if let Err(e) = &outcome {
+                tracing::debug!(error = %e, "metrics backend status probe failed");
+            }
+            state.lifecycle.record(outcome);
+        }
+    });
+}
+
+/// `Ok` when the service should get traffic, or why not.
+pub fn readiness(state: &AppState) -> Result<(), String> {
+    if state.lifecycle.draining() {
+        return Err("shutting down".into());
+    }
+    if !state.cluster.synced() {
+        return Err("the Kubernetes caches have not synced yet".into());
+    }
+    let seen = state.lifecycle.backend();
+    let stale_after = state.config.metrics.stale_after.0;
+    let why = seen.error.as_deref().unwrap_or("no answer yet");
+    match seen.answered {
+        None => Err(format!("the metrics backend has not answered yet: {why}")),
+        Some(t) if t.elapsed() > stale_after => Err(format!(
+            "the metrics backend has not answered for {}s: {why}",
+            t.elapsed().as_secs()
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Replaces what looks like a file path or URL in a message by `[hidden]` (for callers that
+/// did not authenticate).
+pub fn redact(message: &str) -> String {
+    message
+        .split(' ')
+        .map(|word| {
+            let w = word.trim_matches(|c: char| matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | ':' | '`'));
+            let looks_like_path = w.contains("://")
+                || (w.len() > 1 && (w.starts_with('/') || w.starts_with("./") || w.starts_with("~/")))
+                || w.contains(std::path::MAIN_SEPARATOR_STR) && w.contains('.');
+            if looks_like_path { word.replace(w, "[hidden]") } else { word.to_string() }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn paths_and_urls_are_hidden() {
+        assert_eq!(
+            super::redact("plugin /opt/p/libx.so was not loaded: bad (see http://x:9090/api)"),
+            "plugin [hidden] was not loaded: bad (see [hidden])"
+        );
+        assert_eq!(super::redact("config/demo/a.yaml: document 2 skipped"), "[hidden]: document 2 skipped");
+        assert_eq!(super::redact("no permission to list or watch CronJob"), "no permission to list or watch CronJob");
+        assert_eq!(super::redact("Istio version 0.8.0 is not supported, a/b"), "Istio version 0.8.0 is not supported, a/b");
+    }
+}
