@@ -41,13 +41,13 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 /// Formats a duration the way Prometheus accepts it (`90s`, `10m`, `2h`).
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         format!("{ms}ms")
     } else {
         let s = ms / 1000;
-        if s % 3600 == 0 && s > 0 {
+        if s.is_multiple_of(3600) && s > 0 {
             format!("{}h", s / 3600)
-        } else if s % 60 == 0 && s > 0 {
+        } else if s.is_multiple_of(60) && s > 0 {
             format!("{}m", s / 60)
         } else {
             format!("{s}s")

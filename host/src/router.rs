@@ -139,7 +139,7 @@ pub struct Router {
 
 impl Router {
     pub fn new(mut routes: Vec<Route>, web_root: &str) -> Router {
-        routes.sort_by(|a, b| b.specificity().cmp(&a.specificity()));
+        routes.sort_by_key(|r| std::cmp::Reverse(r.specificity()));
         Router { routes, web_root: split(web_root) }
     }
 

@@ -67,7 +67,7 @@ fn planned(n: usize, end: i64) -> Vec<MetricQuery> {
     for p in BUNDLED.iter().filter(|p| p.starts_with("appender-")) {
         for a in plugin_api::compliance::load_appenders(&plugin_library(p)).expect("appender") {
             if let RResult::ROk(i) = a.inputs(&req) {
-                qs.extend(i.queries.into_iter());
+                qs.extend(i.queries);
             }
         }
     }

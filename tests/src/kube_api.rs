@@ -622,10 +622,12 @@ fn watch(s: &Arc<Shared>, def: &'static ResourceDef, av: String, filter: Filter_
                         // Already sent from the history or the snapshot.
                         if e.rv <= start_rv { continue; }
                         seen = seen.max(e.rv);
-                        if e.group == def.group && e.plural == def.plural {
-                            if filter.matches(&e.object) && tx.send(Ok(line(e.kind, &stamp_owned(&e.object)))).await.is_err() {
-                                return;
-                            }
+                        if e.group == def.group
+                            && e.plural == def.plural
+                            && filter.matches(&e.object)
+                            && tx.send(Ok(line(e.kind, &stamp_owned(&e.object)))).await.is_err()
+                        {
+                            return;
                         }
                     }
                     // Too slow a reader: end the watch, the client resumes with a list if needed.

@@ -94,12 +94,13 @@ fn expect_counts(expected: &Value, ns: &str, key_in: &str, key_out: Option<&str>
                 c[1] += r.rate;
             }
         }
-        if let Some(k) = key_out {
-            if field(r.src, "namespace") == Some(ns) && field(r.src, k) == Some(name) {
-                c[2] += r.rate;
-                if r.error {
-                    c[3] += r.rate;
-                }
+        if let Some(k) = key_out
+            && field(r.src, "namespace") == Some(ns)
+            && field(r.src, k) == Some(name)
+        {
+            c[2] += r.rate;
+            if r.error {
+                c[3] += r.rate;
             }
         }
     }

@@ -52,7 +52,10 @@ fn query(metric: &str, matchers: Vec<Matcher>, func: RangeFunc, window: u64, gro
     }
 }
 
-fn sorted(mut r: QueryResult) -> Vec<(Vec<Label>, Vec<(f64, f64)>)> {
+/// One series as compared: sorted labels and (time, value) samples.
+type Points = (Vec<Label>, Vec<(f64, f64)>);
+
+fn sorted(mut r: QueryResult) -> Vec<Points> {
     let mut out: Vec<_> = r
         .series
         .iter_mut()
@@ -70,11 +73,11 @@ fn same(a: f64, b: f64) -> bool {
 }
 
 /// Runs `q` on both backends and compares; returns the (sorted) answer.
-fn compare(p: &Pair, q: &MetricQuery) -> Vec<(Vec<Label>, Vec<(f64, f64)>)> {
+fn compare(p: &Pair, q: &MetricQuery) -> Vec<Points> {
     let e = p.embedded.query(q, TIMEOUT_MS).into_result().unwrap_or_else(|e| panic!("embedded {q:?}: {e}"));
     let r = p.prometheus.query(q, TIMEOUT_MS).into_result().unwrap_or_else(|e| panic!("prometheus {q:?}: {e}"));
     let (e, r) = (sorted(e), sorted(r));
-    let names = |v: &Vec<(Vec<Label>, Vec<(f64, f64)>)>| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
+    let names = |v: &Vec<Points>| v.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
     assert_eq!(names(&e), names(&r), "label sets differ for {q:?}");
     for ((labels, es), (_, rs)) in e.iter().zip(&r) {
         assert_eq!(es.len(), rs.len(), "sample count differs for {labels:?} in {q:?}\nembedded {es:?}\nprometheus {rs:?}");
@@ -86,7 +89,7 @@ fn compare(p: &Pair, q: &MetricQuery) -> Vec<(Vec<Label>, Vec<(f64, f64)>)> {
     e
 }
 
-fn total(answer: &[(Vec<Label>, Vec<(f64, f64)>)]) -> f64 {
+fn total(answer: &[Points]) -> f64 {
     answer.iter().map(|(_, s)| s[0].1).sum()
 }
 

@@ -72,7 +72,7 @@ fn split_documents(text: &str) -> Vec<String> {
         let marker = line.starts_with("---") && line[3..].chars().next().is_none_or(char::is_whitespace);
         if marker {
             docs.push(line[3..].to_string());
-            docs.last_mut().map(|d| d.push('\n'));
+            if let Some(d) = docs.last_mut() { d.push('\n') }
         } else if line.trim_end() == "..." {
             // End-of-document marker: the next `---` starts a new one.
         } else if let Some(d) = docs.last_mut() {
@@ -131,12 +131,11 @@ fn ingest_document(value: Value, at: &str, raw: &mut RawObjects, warnings: &mut 
         };
         for (j, mut item) in items.into_iter().enumerate() {
             // Real API servers leave apiVersion/kind off the items of a typed list.
-            if let Value::Object(m) = &mut item {
-                if !item_kind.is_empty() {
+            if let Value::Object(m) = &mut item
+                && !item_kind.is_empty() {
                     m.entry("kind").or_insert_with(|| Value::String(item_kind.clone()));
                     m.entry("apiVersion").or_insert_with(|| Value::String(api_version.clone()));
                 }
-            }
             if let Err(e) = ingest(item, raw) {
                 warnings.push(format!("{at}, item {}: {e}", j + 1));
             }
@@ -171,12 +170,11 @@ pub fn ingest(mut v: Value, raw: &mut RawObjects) -> Result<(), String> {
     if !name_ok {
         return Err(format!("{kind} without metadata.name"));
     }
-    if kind != "Namespace" {
-        if let Some(Value::Object(meta)) = v.get_mut("metadata") {
+    if kind != "Namespace"
+        && let Some(Value::Object(meta)) = v.get_mut("metadata") {
             // What `kubectl apply` does with a manifest that names no namespace.
             meta.entry("namespace").or_insert_with(|| Value::String("default".into()));
         }
-    }
     match (group.as_str(), kind.as_str()) {
         ("", "Namespace") => raw.namespaces.push(Arc::new(typed(v)?)),
         ("", "Pod") => raw.pods.push(Arc::new(typed(v)?)),

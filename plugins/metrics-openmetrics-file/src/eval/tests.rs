@@ -142,8 +142,8 @@ fn bucket_quantile_matches_prometheus() {
     let mut b = vec![(f64::INFINITY, 20.0), (1.0, 10.0)];
     assert_eq!(bucket_quantile(0.9, &mut b), 1.0);
     // No +Inf bucket, or no observations: NaN.
-    assert!(bucket_quantile(0.5, &mut vec![(1.0, 10.0)]).is_nan());
-    assert!(bucket_quantile(0.5, &mut vec![(1.0, 0.0), (f64::INFINITY, 0.0)]).is_nan());
+    assert!(bucket_quantile(0.5, &mut [(1.0, 10.0)]).is_nan());
+    assert!(bucket_quantile(0.5, &mut [(1.0, 0.0), (f64::INFINITY, 0.0)]).is_nan());
     // Non-monotonic counts are lifted: (2, 5) becomes (2, 10).
     let mut b = vec![(1.0, 10.0), (2.0, 5.0), (4.0, 20.0), (f64::INFINITY, 20.0)];
     assert_eq!(bucket_quantile(0.75, &mut b), 3.0);
