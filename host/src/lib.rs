@@ -2,6 +2,7 @@
 //!
 //! request → route ([`router`]) → handler ([`api`]) → plan → fetch (cluster cache and the
 //! [`metrics_engine`], concurrently) → build → appenders → JSON.
+#![forbid(unsafe_code)]
 
 pub mod answer_cache;
 pub mod api;
