@@ -28,7 +28,11 @@ fn setup() -> Setup {
 }
 
 fn setup_with(env: &[(&str, &str)]) -> Setup {
-    let f = demo();
+    setup_over(demo(), env)
+}
+
+/// meshlens (with `env`) over a Prometheus holding `f`.
+fn setup_over(f: std::sync::Arc<Fixture>, env: &[(&str, &str)]) -> Setup {
     let prom = PromServer::start(&f);
     let dir = plugin_dir(PLUGINS);
     let cfg = format!(
@@ -277,7 +281,7 @@ fn app_dashboard_inbound_and_outbound() {
         d["charts"].as_array().unwrap().iter().map(|c| (c["name"].as_str().unwrap(), c["unit"].as_str().unwrap())).collect();
     assert_eq!(
         charts,
-        [("Request volume", "ops"), ("Request duration", "ms"), ("Request size", "B"), ("Response size", "B"), ("TCP received", "bps"), ("TCP sent", "bps")]
+        [("Request volume", "ops"), ("Request duration", "s"), ("Request size", "B"), ("Response size", "B"), ("TCP received", "bps"), ("TCP sent", "bps")]
     );
     let aggs: Vec<&str> = d["aggregations"].as_array().unwrap().iter().map(|a| a["label"].as_str().unwrap()).collect();
     assert_eq!(aggs, ["destination_version", "source_app", "source_version", "response_code"]);
@@ -287,8 +291,9 @@ fn app_dashboard_inbound_and_outbound() {
     assert!(close(*last.values().next().unwrap(), 5.0), "{last:?}");
     let m = "istio_request_duration_milliseconds";
     let h = &chart(&d, "Request duration")["histogram"];
-    assert_matches_promql(&s.prom, &h["avg"], &format!("sum(rate({m}_sum{{{sel}}}[1m])) / sum(rate({m}_count{{{sel}}}[1m]))"));
-    assert_matches_promql(&s.prom, &h["0.95"], &format!("histogram_quantile(0.95, sum by (le) (rate({m}_bucket{{{sel}}}[1m])))"));
+    // Seconds, from the milliseconds histogram.
+    assert_matches_promql(&s.prom, &h["avg"], &format!("sum(rate({m}_sum{{{sel}}}[1m])) / sum(rate({m}_count{{{sel}}}[1m])) / 1000"));
+    assert_matches_promql(&s.prom, &h["0.95"], &format!("histogram_quantile(0.95, sum by (le) (rate({m}_bucket{{{sel}}}[1m]))) / 1000"));
 
     // gRPC only, reported by the destination.
     let d = get_json(&s.m, &format!("{base}&direction=inbound&reporter=destination&requestProtocol=grpc"));
@@ -321,5 +326,61 @@ fn a_store_that_is_down_is_a_503() {
         let r = s.m.get(path);
         assert_eq!(r.status, 503, "{path}: {}", r.text());
         assert_eq!(r.json()["code"], 503);
+    }
+}
+
+/// meshlens over a Prometheus holding the demo traffic with request durations in `unit`
+/// (`ms`: `istio_request_duration_milliseconds`, `s`: the older `_seconds`), at a fixed end.
+/// Both stores hold the same hour around this process's start (namespaceMetrics never
+/// reaches back before the snapshot's namespaces were created, so the data is current).
+fn setup_with_duration_unit(unit: &str) -> (Setup, i64) {
+    static NOW: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    let now = *NOW.get_or_init(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    });
+    let end = (now + 1800).to_string();
+    (setup_over(fixture(&["--topology", "demo", "--minutes", "60", "--end", &end, "--duration-unit", unit]), &[]), now)
+}
+
+/// Every value of every series of a MetricSeries, in order.
+fn all_values(series: &Value) -> Vec<f64> {
+    matrix(series).into_iter().flat_map(|(_, samples)| samples.into_iter().map(|(_, v)| v)).collect()
+}
+
+fn assert_same_numbers(ms: &Value, s: &Value, what: &str) {
+    let (a, b) = (all_values(ms), all_values(s));
+    assert!(!a.is_empty(), "{what}: no values");
+    assert_eq!(a.len(), b.len(), "{what}: {a:?} vs {b:?}");
+    for (x, y) in a.iter().zip(&b) {
+        assert!(close(*x, *y), "{what}: milliseconds store {x}, seconds store {y}");
+    }
+}
+
+#[test]
+fn request_duration_is_in_seconds_whichever_histogram_the_store_holds() {
+    let ((ms, end), (s, _)) = (setup_with_duration_unit("ms"), setup_with_duration_unit("s"));
+    assert_eq!(ms.f.end(), s.f.end());
+    let app = format!("/api/namespaces/bookinfo/apps/ratings/dashboard?queryTime={end}&duration=300&step=60&direction=inbound&quantiles[]=0.5&quantiles[]=0.95");
+    let (a, b) = (get_json(&ms.m, &app), get_json(&s.m, &app));
+    let (ca, cb) = (chart(&a, "Request duration"), chart(&b, "Request duration"));
+    assert_eq!((&ca["unit"], &cb["unit"]), (&Value::from("s"), &Value::from("s")));
+    // Istio's two bucket layouts share their bounds from 5 ms up (the milliseconds one adds
+    // 0.5 and 1 ms), so averages, and quantiles above 5 ms, are the same numbers; a median of
+    // a few milliseconds is interpolated in different buckets but is still in seconds.
+    for stat in ["avg", "0.95"] {
+        assert_same_numbers(&ca["histogram"][stat], &cb["histogram"][stat], &format!("appDashboard {stat}"));
+    }
+    for (x, y) in all_values(&ca["histogram"]["0.5"]).into_iter().zip(all_values(&cb["histogram"]["0.5"])) {
+        assert!(x / y > 0.5 && x / y < 2.0, "appDashboard median: milliseconds store {x}, seconds store {y}");
+    }
+    // Seconds, not milliseconds: the demo's ratings answers in tens of milliseconds.
+    let avg = all_values(&ca["histogram"]["avg"]);
+    assert!(avg.iter().all(|v| *v > 0.001 && *v < 1.0), "{avg:?}");
+
+    let ns = format!("/api/namespaces/bookinfo/metrics?queryTime={end}&duration=300&step=60&filters[]=request_duration&quantiles[]=0.95&quantiles[]=0.99");
+    let (a, b) = (get_json(&ms.m, &ns), get_json(&s.m, &ns));
+    for stat in ["avg", "0.95", "0.99"] {
+        let (x, y) = (&a["histograms"]["request_duration"][stat], &b["histograms"]["request_duration"][stat]);
+        assert_same_numbers(x, y, &format!("namespaceMetrics {stat}"));
     }
 }

@@ -7,8 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::{
     error::DashboardError,
     params::{AppParams, Direction, QueryLookup},
-    plan::{ChartData, DurationMetric, chart_queries},
-    shape::metric_series,
+    plan::{ChartData, DurationMetric, chart_queries, query_series},
 };
 
 /// The metric names a client can ask for in `filters[]`, in answer order.
@@ -116,7 +115,9 @@ impl MetricsPlan {
         if let Some(e) = results.iter().filter_map(|r| r.as_ref().err()).next() {
             return Err(DashboardError::from_query(e));
         }
-        let series = |i: usize| results.get(i).and_then(|r| r.as_ref().ok()).map(metric_series).unwrap_or(json!({"matrix": null}));
+        let series = |i: usize| {
+            results.get(i).and_then(|r| r.as_ref().ok()).map(|r| query_series(self.queries.get(i), r)).unwrap_or(json!({"matrix": null}))
+        };
         let mut metrics = Map::new();
         let mut histograms = Map::new();
         for (name, data) in &self.entries {

@@ -12,8 +12,29 @@ use serde_json::{Map, Value, json};
 use crate::{
     error::DashboardError,
     params::{AppParams, BaseParams, CustomParams, Direction},
-    shape::metric_series,
+    shape::metric_series_divided,
 };
+
+/// Istio's request-duration histogram in milliseconds.
+const DURATION_MS: &str = "istio_request_duration_milliseconds";
+
+/// Request duration is always reported in seconds: what a query of the milliseconds
+/// histogram returns in milliseconds (its average and quantiles, and the rate of its
+/// `_sum`) is divided by this. Counts (`_count`, `_bucket`) are not durations.
+pub fn duration_divisor(q: &MetricQuery) -> f64 {
+    let m = q.metric.as_str();
+    let in_ms = match m.strip_prefix(DURATION_MS) {
+        Some("") => q.histogram != HistogramStat::None,
+        Some("_sum") => true,
+        _ => false,
+    };
+    if in_ms { 1000.0 } else { 1.0 }
+}
+
+/// A query's answer as a MetricSeries, durations in seconds.
+pub(crate) fn query_series(q: Option<&MetricQuery>, r: &QueryResult) -> Value {
+    metric_series_divided(r, q.map_or(1.0, duration_divisor))
+}
 
 /// An aggregation offered to the user (`{label, displayName}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -77,7 +98,7 @@ impl DashboardPlan {
             return Err(DashboardError::from_query(e));
         }
         let series = |i: usize| match &results[i] {
-            Ok(r) => metric_series(r),
+            Ok(r) => query_series(self.queries.get(i), r),
             Err(_) => json!({ "matrix": null }),
         };
         let charts: Vec<Value> = self
@@ -179,8 +200,12 @@ pub fn custom_dashboard_plan(
                 aggregations.push(Aggregation { label: a.label.to_string(), display_name: a.display_name.to_string() });
             }
         }
+        let first = queries.len();
         let data = chart_queries(&mut queries, &c.metric_name, c.data_type, &matchers, &params.base, time);
-        charts.push(ChartPlan { name: c.name.to_string(), unit: c.unit.to_string(), spans: c.spans, data });
+        // A chart of request durations is in seconds whatever histogram the store holds.
+        let seconds = queries[first..].iter().any(|q| duration_divisor(q) != 1.0);
+        let unit = if seconds { "s".to_string() } else { c.unit.to_string() };
+        charts.push(ChartPlan { name: c.name.to_string(), unit, spans: c.spans, data });
     }
     aggregations.sort_by(|a, b| a.display_name.cmp(&b.display_name));
     DashboardPlan { title: template.title.to_string(), aggregations, charts, queries }
@@ -189,9 +214,9 @@ pub fn custom_dashboard_plan(
 /// Which request-duration histogram the store holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DurationMetric {
-    /// `istio_request_duration_milliseconds` (current Istio), unit `ms`.
+    /// `istio_request_duration_milliseconds` (current Istio); charted in seconds.
     Milliseconds,
-    /// `istio_request_duration_seconds` (older Istio), unit `s`.
+    /// `istio_request_duration_seconds` (older Istio).
     Seconds,
 }
 
@@ -203,12 +228,10 @@ impl DurationMetric {
             DurationMetric::Seconds => "istio_request_duration_seconds",
         }
     }
-    /// The chart unit.
+    /// The chart unit: always seconds (the milliseconds histogram's values are divided by
+    /// [`duration_divisor`]).
     pub fn unit(self) -> &'static str {
-        match self {
-            DurationMetric::Milliseconds => "ms",
-            DurationMetric::Seconds => "s",
-        }
+        "s"
     }
 }
 

@@ -152,7 +152,7 @@ fn the_app_dashboard_is_kialis_fixed_one() {
     let names: Vec<_> = plan.charts.iter().map(|c| (c.name.as_str(), c.unit.as_str())).collect();
     assert_eq!(
         names,
-        [("Request volume", "ops"), ("Request duration", "ms"), ("Request size", "B"), ("Response size", "B"), ("TCP received", "bps"), ("TCP sent", "bps")]
+        [("Request volume", "ops"), ("Request duration", "s"), ("Request size", "B"), ("Response size", "B"), ("TCP received", "bps"), ("TCP sent", "bps")]
     );
     let aggs: Vec<_> = plan.aggregations.iter().map(|a| (a.label.as_str(), a.display_name.as_str())).collect();
     assert_eq!(
@@ -177,3 +177,28 @@ fn the_app_dashboard_is_kialis_fixed_one() {
     assert_eq!(out.queries[0].matchers[1], Matcher::eq("source_workload_namespace", "bookinfo"));
 }
 
+
+#[test]
+fn request_durations_of_the_milliseconds_histogram_are_charted_in_seconds() {
+    let mut t = template();
+    t.charts = vec![
+        chart("Duration", "istio_request_duration_milliseconds", DataType::Histogram, &[]),
+        chart("Time spent", "istio_request_duration_milliseconds_sum", DataType::Rate, &[]),
+        chart("Requests", "istio_request_duration_milliseconds_count", DataType::Rate, &[]),
+        chart("Seconds", "istio_request_duration_seconds", DataType::Histogram, &[]),
+    ]
+    .into();
+    let plan = custom_dashboard_plan(&t, "ns", "app", &params(&[("quantiles[]", "0.5")]), 1000);
+    let units: Vec<_> = plan.charts.iter().map(|c| c.unit.as_str()).collect();
+    assert_eq!(units, ["s", "s", "u", "u"], "only what the milliseconds histogram measures in ms changes unit");
+    let divisors: Vec<f64> = plan.queries.iter().map(duration_divisor).collect();
+    // Duration: avg + p50; Time spent; Requests; Seconds: avg + p50.
+    assert_eq!(divisors, [1000.0, 1000.0, 1000.0, 1.0, 1.0, 1.0]);
+    let results = plan.queries.iter().map(|_| Ok(QueryResult { series: vec![series(&[], &[(10.0, 25.0)])].into() })).collect();
+    let v = plan.assemble(results).unwrap();
+    assert_eq!(v["charts"][0]["histogram"]["avg"]["matrix"][0]["values"][0][1], "0.025");
+    assert_eq!(v["charts"][0]["histogram"]["0.5"]["matrix"][0]["values"][0][1], "0.025");
+    assert_eq!(v["charts"][1]["metric"]["matrix"][0]["values"][0][1], "0.025");
+    assert_eq!(v["charts"][2]["metric"]["matrix"][0]["values"][0][1], "25");
+    assert_eq!(v["charts"][3]["histogram"]["avg"]["matrix"][0]["values"][0][1], "25");
+}

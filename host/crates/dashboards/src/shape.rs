@@ -25,12 +25,18 @@ pub fn time_json(t: f64) -> Value {
     }
 }
 
-fn sample_json(s: &Sample) -> Value {
-    json!([time_json(s.t), value_text(s.v)])
+fn sample_json(s: &Sample, divisor: f64) -> Value {
+    json!([time_json(s.t), value_text(s.v / divisor)])
 }
 
 /// One MetricSeries; series sorted by their labels so that equal data gives equal JSON.
 pub fn metric_series(result: &QueryResult) -> Value {
+    metric_series_divided(result, 1.0)
+}
+
+/// One MetricSeries with every value divided by `divisor` (1000 turns milliseconds into
+/// seconds; dividing rather than multiplying by 0.001 keeps `25 ms` exactly `0.025`).
+pub fn metric_series_divided(result: &QueryResult, divisor: f64) -> Value {
     let mut series: Vec<_> = result.series.iter().collect();
     series.sort_by(|a, b| a.labels.as_slice().cmp(b.labels.as_slice()));
     let matrix: Vec<Value> = series
@@ -40,7 +46,7 @@ pub fn metric_series(result: &QueryResult) -> Value {
             labels.sort();
             let metric: Map<String, Value> =
                 labels.into_iter().map(|l| (l.name.to_string(), Value::String(l.value.to_string()))).collect();
-            json!({"metric": metric, "values": s.samples.iter().map(sample_json).collect::<Vec<_>>()})
+            json!({"metric": metric, "values": s.samples.iter().map(|x| sample_json(x, divisor)).collect::<Vec<_>>()})
         })
         .collect();
     json!({ "matrix": matrix })
