@@ -8,6 +8,7 @@ pub mod answer_cache;
 pub mod api;
 pub mod auth;
 pub mod config;
+pub mod console;
 pub mod error;
 pub mod lifecycle;
 pub mod listener;

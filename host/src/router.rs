@@ -162,12 +162,21 @@ impl Router {
         let scope = telemetry::RequestScope::new(&headers);
         let _in_flight = telemetry::InFlight::enter();
         let mut op = "unmatched";
-        let outcome = scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client, &mut op)).await;
-        let mut response = match outcome {
-            Ok(Answer::Reply(reply)) => reply_response(reply),
-            Ok(Answer::Response(r)) => r,
-            Err(e) => error_response(&e),
+        // A script (the console) asks for no Basic challenge: browsers would pop up their own login.
+        let scripted = headers.contains_key("x-requested-with");
+        let mut response = if let Some(resp) = crate::console::intercept(&self.web_root, &method, &split(path), &headers) {
+            op = "console";
+            resp
+        } else {
+            match scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client, &mut op)).await {
+                Ok(Answer::Reply(reply)) => reply_response(reply),
+                Ok(Answer::Response(r)) => r,
+                Err(e) => error_response(&e),
+            }
         };
+        if scripted && response.headers().contains_key(header::WWW_AUTHENTICATE) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"meshlens\""));
+        }
         if let Ok(v) = HeaderValue::from_str(&scope.id) {
             response.headers_mut().insert(telemetry::REQUEST_ID, v);
         }

@@ -5,3 +5,4 @@ pub mod server;
 pub mod prometheus;
 pub mod kube_api;
 pub mod kube_reviews;
+pub mod browser;

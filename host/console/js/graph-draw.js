@@ -1,0 +1,187 @@
+// Drawing the graph JSON with cytoscape: element data for the styles (labels, colours,
+// badges), the layout in a Web Worker, and the PNG/SVG exports.
+/* global cytoscape, cytoscapeDagre, cytoscapeFcose */
+
+import { nodeName } from './find.js';
+import { edgeRps, edgeErrPct, nodeErrPct } from './rates.js';
+import { statusOfErrorPercent } from './health.js';
+
+cytoscape.use(cytoscapeDagre);
+cytoscape.use(cytoscapeFcose);
+
+// Error-rate colours (README, "The console"): >= 20 % failing, > 0.1 % degraded.
+export const COLORS = { healthy: '#3e8635', degraded: '#ec7a08', failing: '#c9190b', na: '#8a8d90', tcp: '#0066cc' };
+const SHAPES = { app: 'round-rectangle', workload: 'ellipse', service: 'triangle', unknown: 'diamond' };
+const BIG = 300; // nodes: above this, fcose (draft beyond 1,500) instead of dagre, and lighter edges
+
+/** Badges of a node, as short text (drawn under the name and listed in the side panel). */
+export function badges(d) {
+  const b = [];
+  if (d.hasCB) b.push('CB');
+  if (d.hasVS) b.push('VS');
+  if (d.hasMissingSC) b.push('no sidecar');
+  if (d.isDead) b.push('dead');
+  if (d.isUnused) b.push('unused');
+  if (d.isServiceEntry) b.push('SE');
+  return b;
+}
+
+function nodeLabel(d, multiNs) {
+  let name = d.isGroup ? (d.isGroup === 'version' ? `${d.app} ${d.version || ''}` : d.app || d.service || '') : nodeName(d);
+  if (!d.isGroup && d.nodeType === 'app' && d.version && d.version !== 'unknown') name += ` ${d.version}`;
+  const lines = [name];
+  if (multiNs && !d.isGroup && d.namespace && d.namespace !== 'unknown') lines.push(d.namespace);
+  const b = badges(d);
+  if (b.length && !d.isGroup) lines.push('[' + b.join('] [') + ']');
+  return lines.join('\n');
+}
+
+export function edgeLabel(d, mode) {
+  const proto = d.traffic && d.traffic.protocol;
+  let text = '';
+  if (mode === 'rps') text = proto === 'tcp' ? `${Number(d.traffic.rates.tcp || 0).toFixed(0)} B/s` : (proto ? `${edgeRps(d).toFixed(2)} rps` : '');
+  else if (mode === 'errorPct') text = proto && proto !== 'tcp' ? `${edgeErrPct(d).toFixed(1)}%` : '';
+  else if (mode === 'responseTime') text = d.responseTime && d.responseTime !== '0' ? `${d.responseTime} ms` : '';
+  return text;
+}
+
+function edgeColor(d) {
+  const proto = d.traffic && d.traffic.protocol;
+  if (!proto) return COLORS.na;
+  if (proto === 'tcp') return COLORS.tcp;
+  return COLORS[statusOfErrorPercent(edgeErrPct(d))] || COLORS.na;
+}
+
+function nodeColor(d) {
+  return COLORS[statusOfErrorPercent(nodeErrPct(d))] || COLORS.na;
+}
+
+/** Cytoscape element definitions for a graph JSON answer. */
+export function toElements(graph, edgeMode) {
+  const nodes = (graph.elements && graph.elements.nodes) || [];
+  const edges = (graph.elements && graph.elements.edges) || [];
+  const multiNs = new Set(nodes.map((n) => n.data.namespace).filter((n) => n && n !== 'unknown')).size > 1;
+  return {
+    nodes: nodes.map((n) => ({
+      data: { ...n.data, label: nodeLabel(n.data, multiNs), color: nodeColor(n.data), shape: SHAPES[n.data.nodeType] || 'ellipse' },
+      classes: [n.data.isGroup ? 'box' : '', n.data.isServiceEntry ? 'se' : '', n.data.isUnused || n.data.isDead ? 'idle' : ''].join(' ').trim(),
+    })),
+    edges: edges.map((e) => ({
+      data: { ...e.data, label: edgeLabel(e.data, edgeMode), color: edgeColor(e.data) },
+      classes: e.data.isMTLS ? 'mtls' : '',
+    })),
+  };
+}
+
+function style(big) {
+  return [
+    { selector: 'node', style: {
+      'background-color': '#fff', 'border-width': 2, 'border-color': 'data(color)', shape: 'data(shape)',
+      width: 28, height: 28, label: 'data(label)', 'font-size': 10, 'text-wrap': 'wrap', 'text-valign': 'bottom',
+      'text-margin-y': 4, 'min-zoomed-font-size': 7, color: '#151515', 'text-background-color': '#fff',
+      'text-background-opacity': 0.7, 'text-background-padding': 1 } },
+    { selector: 'node.se', style: { shape: 'round-diamond' } },
+    { selector: 'node.idle', style: { 'border-style': 'dashed', opacity: 0.7 } },
+    { selector: 'node.box', style: {
+      'background-color': '#f2f6fb', 'border-color': '#6a7b91', 'border-width': 1, shape: 'round-rectangle',
+      'text-valign': 'top', 'text-halign': 'center', 'text-margin-y': -2, 'font-weight': 'bold', padding: 12 } },
+    { selector: 'edge', style: {
+      width: 1.5, 'line-color': 'data(color)', 'target-arrow-color': 'data(color)',
+      'target-arrow-shape': big ? 'none' : 'triangle', 'curve-style': big ? 'haystack' : 'bezier',
+      label: 'data(label)', 'font-size': 9, 'min-zoomed-font-size': 7, 'text-rotation': 'autorotate',
+      'text-background-color': '#fff', 'text-background-opacity': 0.85, 'text-background-padding': 1, color: '#333' } },
+    // The lock of an mTLS edge: a padlock-like hollow square where it starts (the middle
+    // holds the label; see the legend).
+    { selector: 'edge.mtls', style: { 'source-arrow-shape': 'square', 'source-arrow-fill': 'hollow', 'source-arrow-color': '#151515' } },
+    { selector: '.hidden', style: { display: 'none' } },
+    { selector: '.found', style: { 'overlay-color': '#f4c145', 'overlay-opacity': 0.45, 'overlay-padding': 6 } },
+    { selector: ':selected', style: { 'overlay-color': '#0066cc', 'overlay-opacity': 0.25, 'overlay-padding': 6 } },
+  ];
+}
+
+export function createCy(container) {
+  return cytoscape({
+    container, style: style(false), minZoom: 0.05, maxZoom: 4,
+    boxSelectionEnabled: false, selectionType: 'single',
+  });
+}
+
+let worker = null;
+let seq = 0;
+function layoutWorker() {
+  if (!worker) worker = new Worker(new URL('./layout-worker.js', import.meta.url));
+  return worker;
+}
+
+/** Positions by node id, computed in the worker (grid on the main thread if the worker fails). */
+export function layoutPositions(els) {
+  const nodes = els.nodes.map((n) => (n.data.parent ? { id: n.data.id, parent: n.data.parent } : { id: n.data.id }));
+  const edges = els.edges.map((e) => ({ id: e.data.id, source: e.data.source, target: e.data.target }));
+  const mine = ++seq;
+  return new Promise((resolve) => {
+    let w;
+    try { w = layoutWorker(); } catch { resolve(null); return; }
+    const done = (ev) => {
+      if (ev.data.seq !== mine) return;
+      w.removeEventListener('message', done);
+      resolve(ev.data.error ? null : ev.data.positions);
+    };
+    w.addEventListener('message', done);
+    w.onerror = () => { worker = null; resolve(null); };
+    w.postMessage({ seq: mine, nodes, edges, layout: nodes.length > BIG ? 'fcose' : 'dagre' });
+  });
+}
+
+/** Replaces the drawn elements; resolves once the worker's layout is applied. */
+export async function draw(cy, graph, edgeMode) {
+  const els = toElements(graph, edgeMode);
+  const positions = await layoutPositions(els);
+  const big = els.nodes.length > BIG;
+  cy.style(style(big));
+  cy.batch(() => {
+    cy.elements().remove();
+    if (positions) for (const n of els.nodes) { const p = positions[n.data.id]; if (p) n.position = { x: p[0], y: p[1] }; }
+    cy.add(els);
+  });
+  if (!positions) cy.layout({ name: 'grid', animate: false }).run();
+  cy.fit(undefined, 30);
+  return els;
+}
+
+export function relabelEdges(cy, mode) {
+  cy.batch(() => cy.edges().forEach((e) => e.data('label', edgeLabel(e.data(), mode))));
+}
+
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+
+/** The visible graph as an SVG document (boxes, edges, nodes, labels; model coordinates). */
+export function toSvg(cy) {
+  const bb = cy.elements(':visible').boundingBox({ includeLabels: true });
+  const pad = 20;
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" viewBox="${bb.x1 - pad} ${bb.y1 - pad} ${bb.w + 2 * pad} ${bb.h + 2 * pad}" width="${Math.ceil(bb.w + 2 * pad)}" height="${Math.ceil(bb.h + 2 * pad)}" font-family="sans-serif">`,
+    `<rect x="${bb.x1 - pad}" y="${bb.y1 - pad}" width="${bb.w + 2 * pad}" height="${bb.h + 2 * pad}" fill="#fff"/>`];
+  cy.nodes('.box:visible').forEach((n) => {
+    const b = n.boundingBox({ includeLabels: false });
+    parts.push(`<rect x="${b.x1}" y="${b.y1}" width="${b.w}" height="${b.h}" rx="6" fill="#f2f6fb" stroke="#6a7b91"/><text x="${b.x1 + b.w / 2}" y="${b.y1 - 4}" font-size="10" font-weight="bold" text-anchor="middle">${esc(n.data('label'))}</text>`);
+  });
+  cy.edges(':visible').forEach((e) => {
+    const s = e.sourceEndpoint(), t = e.targetEndpoint(), c = e.data('color');
+    parts.push(`<line x1="${s.x}" y1="${s.y}" x2="${t.x}" y2="${t.y}" stroke="${c}" stroke-width="1.5"/>`);
+    const ang = Math.atan2(t.y - s.y, t.x - s.x), a = 7;
+    parts.push(`<polygon points="${t.x},${t.y} ${t.x - a * Math.cos(ang - 0.4)},${t.y - a * Math.sin(ang - 0.4)} ${t.x - a * Math.cos(ang + 0.4)},${t.y - a * Math.sin(ang + 0.4)}" fill="${c}"/>`);
+    if (e.data('label')) parts.push(`<text x="${(s.x + t.x) / 2}" y="${(s.y + t.y) / 2 - 3}" font-size="9" text-anchor="middle">${esc(e.data('label'))}</text>`);
+  });
+  cy.nodes(':visible').not('.box').forEach((n) => {
+    const p = n.position(), r = 14, c = n.data('color');
+    const shape = n.data('shape');
+    if (shape === 'triangle') parts.push(`<polygon points="${p.x},${p.y - r} ${p.x + r},${p.y + r} ${p.x - r},${p.y + r}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    else if (shape === 'round-rectangle') parts.push(`<rect x="${p.x - r}" y="${p.y - r}" width="${2 * r}" height="${2 * r}" rx="4" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    else if (shape === 'diamond' || n.hasClass('se')) parts.push(`<polygon points="${p.x},${p.y - r} ${p.x + r},${p.y} ${p.x},${p.y + r} ${p.x - r},${p.y}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    else parts.push(`<circle cx="${p.x}" cy="${p.y}" r="${r}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    String(n.data('label')).split('\n').forEach((line, i) => {
+      parts.push(`<text x="${p.x}" y="${p.y + r + 12 + i * 11}" font-size="10" text-anchor="middle">${esc(line)}</text>`);
+    });
+  });
+  parts.push('</svg>');
+  return parts.join('\n');
+}

@@ -1,0 +1,119 @@
+// The graph's side panel: a node's details, health, rates and links; an edge's traffic.
+
+import { api, enc } from './api.js';
+import { el, fmt, link, qs, table } from './dom.js';
+import { nodeName } from './find.js';
+import { badges } from './graph-draw.js';
+import { edgeRps, edgeErrPct, nodeRates } from './rates.js';
+import { objectStatus } from './health.js';
+
+let token = 0;
+
+export function closePanel(panel) {
+  panel.hidden = true;
+  panel.replaceChildren();
+  delete panel.dataset.kind;
+}
+
+function frame(panel, kind, id, heading) {
+  panel.hidden = false;
+  panel.dataset.kind = kind;
+  panel.dataset.id = id;
+  const close = el('button', { type: 'button', class: 'close', 'aria-label': 'close', 'data-testid': 'panel-close',
+    onclick: () => { closePanel(panel); panel.dispatchEvent(new Event('panel-close')); } }, '×');
+  panel.replaceChildren(el('div', { class: 'panel-head' }, el('h2', {}, heading), close));
+}
+
+const valueCell = (testid, v, digits = 2) => el('span', { 'data-testid': testid, 'data-value': String(v) }, fmt(v, digits));
+
+/** Which health/details operation a node maps to. */
+function target(d) {
+  if (d.isInaccessible || d.nodeType === 'unknown' || d.isGroup) return null;
+  if (d.nodeType === 'service') return { kind: 'service', name: d.service, path: `services/${enc(d.service)}` };
+  if (d.nodeType === 'workload' || (d.nodeType === 'app' && d.workload && !d.app)) {
+    return { kind: 'workload', name: d.workload, path: `workloads/${enc(d.workload)}` };
+  }
+  if (d.app) return { kind: 'app', name: d.app, path: `apps/${enc(d.app)}` };
+  return null;
+}
+
+export async function showNodePanel(panel, node, s) {
+  const mine = ++token;
+  const d = node.data();
+  frame(panel, 'node', d.id, nodeName(d) + (d.nodeType === 'app' && d.version ? ` ${d.version}` : ''));
+  const r = nodeRates(d);
+  const inEdges = node.incomers('edge'), outEdges = node.outgoers('edge');
+  const sum = (edges) => edges.reduce((acc, e) => acc + edgeRps(e.data()), 0);
+  panel.append(
+    el('p', { class: 'muted' }, `${d.nodeType} · namespace ${d.namespace}`),
+    badges(d).length ? el('p', { class: 'badges', 'data-testid': 'panel-badges' }, badges(d).map((b) => el('span', { class: 'badge' }, b))) : null,
+    el('h3', {}, 'Traffic'),
+    table(['', 'requests/s', 'errors/s', 'edges'], [
+      ['inbound', valueCell('rate-in', r.in), valueCell('rate-in-err', r.inErr), `${inEdges.length} (${fmt(sum(inEdges))} rps)`],
+      ['outbound', valueCell('rate-out', r.out), '', `${outEdges.length} (${fmt(sum(outEdges))} rps)`],
+    ], { class: 'compact' }),
+    r.tcpIn || r.tcpOut ? el('p', {}, `TCP: ${fmt(r.tcpIn, 0)} B/s in, ${fmt(r.tcpOut, 0)} B/s out`) : null,
+  );
+  const t = target(d);
+  if (!t) return;
+  const ns = d.namespace;
+  const links = el('p', { class: 'links' });
+  if (t.kind === 'app') links.append(link(`app${qs({ namespace: ns, app: t.name })}`, 'App page', { 'data-testid': 'panel-link-details' }));
+  if (t.kind === 'workload') links.append(link(`workload${qs({ namespace: ns, workload: t.name })}`, 'Workload page', { 'data-testid': 'panel-link-details' }));
+  if (t.kind === 'service' && d.app) links.append(link(`app${qs({ namespace: ns, app: d.app })}`, 'App page', { 'data-testid': 'panel-link-details' }));
+  links.append(' ', link(`graph${qs({ namespaces: ns, [t.kind]: t.name, graphType: s.graphType, duration: s.duration })}`, `Graph of this ${t.kind}`, { 'data-testid': 'panel-link-graph' }));
+  panel.append(links);
+  const healthBox = el('div', { 'data-testid': 'panel-health', 'data-state': 'loading' }, el('h3', {}, 'Health'));
+  const detailsBox = el('div', { 'data-testid': 'panel-details' });
+  panel.append(healthBox, detailsBox);
+  const rateInterval = s.duration || '10m';
+  const [health, details] = await Promise.all([
+    api(`namespaces/${enc(ns)}/${t.path}/health${qs({ rateInterval })}`).catch((e) => ({ error: e.message })),
+    t.kind === 'service' ? null : api(`namespaces/${enc(ns)}/${t.path}`).catch((e) => ({ error: e.message })),
+  ]);
+  if (mine !== token) return;
+  healthBox.dataset.kind = t.kind;
+  healthBox.dataset.rateInterval = rateInterval;
+  if (health.error) {
+    healthBox.append(el('p', { class: 'error' }, health.error));
+  } else {
+    const st = objectStatus(health);
+    healthBox.append(
+      el('p', {}, el('span', { class: `status ${st}`, 'data-testid': 'health-status' }, st), ` (last ${rateInterval})`),
+      table(['requests', 'errors'], [[valueCell('health-request-count', health.requests.requestCount, 3),
+        valueCell('health-error-count', health.requests.requestErrorCount, 3)]], { class: 'compact' }));
+    const deps = health.deploymentStatuses || (health.deploymentStatus ? [health.deploymentStatus] : []);
+    if (deps.length) healthBox.append(table(['workload', 'available / replicas'], deps.map((w) => [w.name, `${w.available} / ${w.replicas}`]), { class: 'compact' }));
+  }
+  healthBox.dataset.state = 'drawn';
+  if (details && !details.error) {
+    if (t.kind === 'app') {
+      detailsBox.append(el('h3', {}, 'Workloads'), el('ul', {}, (details.workloads || []).map((w) =>
+        el('li', {}, link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? '' : ' (no sidecar)'))),
+      el('h3', {}, 'Services'), el('p', {}, (details.serviceNames || []).join(', ') || 'none'));
+    } else {
+      detailsBox.append(el('h3', {}, 'Workload'), table(['replicas', 'available', 'pods'],
+        [[details.replicas, details.availableReplicas, Array.isArray(details.pods) ? details.pods.length : '-']], { class: 'compact' }));
+    }
+  } else if (details && details.error) {
+    detailsBox.append(el('p', { class: 'error' }, details.error));
+  }
+}
+
+export function showEdgePanel(panel, edge) {
+  const d = edge.data();
+  const src = edge.source().data(), dst = edge.target().data();
+  frame(panel, 'edge', d.id, `${nodeName(src)} → ${nodeName(dst)}`);
+  const t = d.traffic || {};
+  const rates = Object.entries(t.rates || {});
+  panel.append(
+    el('p', { class: 'muted' }, `${src.namespace} → ${dst.namespace}`),
+    table(['protocol', 'response time', 'mTLS'], [[el('span', { 'data-testid': 'edge-protocol' }, t.protocol || 'none'),
+      el('span', { 'data-testid': 'edge-response-time' }, d.responseTime && d.responseTime !== '0' ? `${d.responseTime} ms` : '-'),
+      d.isMTLS ? 'yes' : 'no']], { class: 'compact' }),
+    el('h3', {}, 'Traffic'),
+    rates.length ? table(['rate', 'value'], rates.map(([k, v]) => [k, el('span', { 'data-testid': 'edge-rate-' + k }, v)]), { class: 'compact' })
+      : el('p', { class: 'muted' }, 'No traffic in this window.'),
+    t.protocol && t.protocol !== 'tcp' ? el('p', {}, `${fmt(edgeRps(d))} requests/s, ${fmt(edgeErrPct(d), 1)} % errors`) : null,
+  );
+}

@@ -1,0 +1,243 @@
+// The graph view. The URL carries the whole state with the API's parameter names
+// (namespaces, graphType, duration, groupBy, injectServiceNodes, includeMesh, appenders,
+// queryTime; app/version/service/workload for a node's own graph) plus the view's own
+// (refresh, edgeLabels, find, hide, select). After each draw the container
+// [data-testid=graph] carries data-state, data-nodes, data-edges and data-node-ids.
+
+import { api, apiUrl, enc } from './api.js';
+import { el, qs, download } from './dom.js';
+import { compile } from './find.js';
+import { createCy, draw, relabelEdges, toSvg } from './graph-draw.js';
+import { showNodePanel, showEdgePanel, closePanel } from './graph-panel.js';
+
+export const APPENDERS = ['deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
+const GRAPH_TYPES = ['app', 'versionedApp', 'workload', 'service'];
+const DURATIONS = ['1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d'];
+const REFRESH = { off: 0, '10s': 10e3, '30s': 30e3, '1m': 60e3 };
+const EDGE_LABELS = { none: 'No edge labels', rps: 'Request rate', errorPct: 'Error %', responseTime: 'Response time' };
+const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'queryTime'];
+const TARGET_KEYS = ['app', 'version', 'service', 'workload'];
+const VIEW_KEYS = ['refresh', 'edgeLabels', 'find', 'hide', 'select'];
+
+function readState(params) {
+  const s = {};
+  for (const k of [...API_KEYS, ...TARGET_KEYS, ...VIEW_KEYS]) if (params.has(k)) s[k] = params.get(k);
+  s.graphType ||= 'workload';
+  s.duration ||= '10m';
+  s.refresh ||= 'off';
+  s.edgeLabels ||= 'none';
+  return s;
+}
+
+/** The API path (with query) the state asks for; `extra` adds e.g. format=dot. */
+export function graphApiPath(s, extra = {}) {
+  const ns = (s.namespaces || '').split(',').filter(Boolean);
+  let path = 'namespaces/graph';
+  if (s.workload) path = `namespaces/${enc(ns[0])}/workloads/${enc(s.workload)}/graph`;
+  else if (s.service) path = `namespaces/${enc(ns[0])}/services/${enc(s.service)}/graph`;
+  else if (s.app) path = `namespaces/${enc(ns[0])}/applications/${enc(s.app)}${s.version ? '/versions/' + enc(s.version) : ''}/graph`;
+  const q = {};
+  for (const k of API_KEYS) if (s[k] !== undefined && !(k === 'namespaces' && path !== 'namespaces/graph')) q[k] = s[k];
+  if (s.service) delete q.injectServiceNodes; // not offered on graphService
+  return path + qs({ ...q, ...extra });
+}
+
+function urlOf(s) {
+  const q = {};
+  for (const k of [...API_KEYS, ...TARGET_KEYS, ...VIEW_KEYS]) if (s[k] !== undefined && s[k] !== '') q[k] = s[k];
+  if (q.refresh === 'off') delete q.refresh;
+  if (q.edgeLabels === 'none') delete q.edgeLabels;
+  return 'graph' + qs(q);
+}
+
+function select(name, options, value, testid) {
+  return el('select', { name, 'data-testid': testid, 'aria-label': name },
+    Object.entries(options).map(([v, label]) => el('option', { value: v, selected: v === value }, label)));
+}
+
+export async function renderGraph(main, params) {
+  const s = readState(params);
+  const nsList = (await api('namespaces')).map((n) => n.name);
+  if (!s.namespaces) {
+    s.namespaces = nsList.join(',');
+    history.replaceState(null, '', urlOf(s));
+  }
+  const chosen = new Set(s.namespaces.split(','));
+  const enabled = s.appenders === undefined ? new Set(APPENDERS) : new Set(s.appenders.split(',').filter(Boolean));
+
+  const nsSelect = el('select', { multiple: true, name: 'namespaces', 'data-testid': 'ctl-namespaces', 'aria-label': 'namespaces', size: Math.min(4, nsList.length) },
+    nsList.map((n) => el('option', { value: n, selected: chosen.has(n) }, n)));
+  const typeSel = select('graphType', Object.fromEntries(GRAPH_TYPES.map((t) => [t, t])), s.graphType, 'ctl-graphType');
+  const durSel = select('duration', Object.fromEntries(DURATIONS.map((d) => [d, 'last ' + d])), s.duration, 'ctl-duration');
+  if (![...durSel.options].some((o) => o.value === s.duration)) durSel.append(el('option', { value: s.duration, selected: true }, 'last ' + s.duration));
+  const refSel = select('refresh', Object.fromEntries(Object.keys(REFRESH).map((r) => [r, r === 'off' ? 'refresh off' : 'every ' + r])), s.refresh, 'ctl-refresh');
+  const groupSel = select('groupBy', { none: 'no boxes', app: 'box by app', version: 'box by version' }, s.groupBy || 'none', 'ctl-groupBy');
+  const labelSel = select('edgeLabels', EDGE_LABELS, s.edgeLabels, 'ctl-edgeLabels');
+  const inject = el('input', { type: 'checkbox', name: 'injectServiceNodes', 'data-testid': 'ctl-injectServiceNodes', checked: s.injectServiceNodes === 'true' });
+  const mesh = el('input', { type: 'checkbox', name: 'includeMesh', 'data-testid': 'ctl-includeMesh', checked: s.includeMesh === 'true' });
+  const appenderBoxes = APPENDERS.map((a) => el('label', { class: 'chk' },
+    el('input', { type: 'checkbox', name: 'appender', value: a, 'data-testid': 'ctl-appender-' + a, checked: enabled.has(a) }), a));
+  const findIn = el('input', { type: 'search', name: 'find', placeholder: 'find: rps > 10, ns = bookinfo, hasCB', value: s.find || '', 'data-testid': 'ctl-find' });
+  const hideIn = el('input', { type: 'search', name: 'hide', placeholder: 'hide: node = service', value: s.hide || '', 'data-testid': 'ctl-hide' });
+  const exprErr = el('span', { class: 'error', 'data-testid': 'expr-error', role: 'alert' });
+  const exportSel = el('select', { 'data-testid': 'ctl-export', 'aria-label': 'export' },
+    ['Export…', 'PNG', 'SVG', 'JSON', 'DOT'].map((f, i) => el('option', { value: i ? f : '' }, f)));
+  const reload = el('button', { type: 'button', 'data-testid': 'ctl-reload' }, 'Reload');
+  const target = s.workload || s.service || s.app;
+  const title = el('h1', {}, target ? `Graph of ${s.workload ? 'workload' : s.service ? 'service' : 'app'} ${target}${s.version ? ' ' + s.version : ''}` : 'Graph');
+
+  const container = el('div', { class: 'graph', 'data-testid': 'graph', 'data-state': 'loading' });
+  const status = el('div', { class: 'graph-status', 'data-testid': 'graph-status' });
+  const panel = el('aside', { class: 'panel', 'data-testid': 'panel', hidden: true });
+  main.append(title,
+    el('form', { class: 'controls', onsubmit: (e) => e.preventDefault() },
+      el('fieldset', {}, el('legend', {}, 'Namespaces'), nsSelect),
+      el('fieldset', {}, el('legend', {}, 'View'), typeSel, durSel, refSel, groupSel, labelSel,
+        el('label', { class: 'chk' }, inject, 'service nodes'), el('label', { class: 'chk' }, mesh, 'mesh namespace')),
+      el('details', { class: 'appenders' }, el('summary', {}, 'Appenders'), appenderBoxes),
+      el('fieldset', { class: 'find' }, el('legend', {}, 'Find / hide'), findIn, hideIn, exprErr),
+      el('div', { class: 'actions' }, reload, exportSel)),
+    el('div', { class: 'graph-area' }, container, panel), status,
+    el('p', { class: 'legend', 'data-testid': 'legend' },
+      el('span', { class: 'sw ok' }), 'error rate ≤ 0.1 % ', el('span', { class: 'sw warn' }), '> 0.1 % ', el('span', { class: 'sw bad' }), '≥ 20 % ',
+      el('span', { class: 'sw na' }), 'no traffic ', el('span', { class: 'sw tcp' }), 'TCP · ', el('span', { class: 'lock' }), 'mTLS (at the edge\'s start) · ',
+      '○ workload ▢ app △ service ◇ service entry / unknown · dashed: unused or dead · [CB] circuit breaker [VS] virtual service [SE] service entry'));
+
+  const cy = createCy(container);
+  // For scripts and tests that need positions (e.g. to click a node): the cytoscape instance.
+  window.meshlensGraph = cy;
+  let controller = null;
+  let timer = null;
+  let graph = null;
+
+  const pushUrl = (replace) => {
+    const url = urlOf(s);
+    if (replace) history.replaceState(null, '', url); else history.pushState(null, '', url);
+  };
+
+  // Shown: not hidden itself, nor inside a hidden box; an edge also needs both ends shown.
+  // (Worked out here rather than read from the renderer, which updates styles lazily.)
+  const nodeShown = (n) => !n.hasClass('hidden') && n.ancestors('.hidden').empty();
+  const shown = (e) => (e.isNode() ? nodeShown(e) : !e.hasClass('hidden') && nodeShown(e.source()) && nodeShown(e.target()));
+
+  function visibleCounts() {
+    const nodes = cy.nodes().filter(shown);
+    container.dataset.nodes = String(nodes.length);
+    container.dataset.edges = String(cy.edges().filter(shown).length);
+    container.dataset.nodeIds = nodes.map((n) => n.id()).join(',');
+    status.textContent = `${nodes.length} nodes, ${container.dataset.edges} edges` +
+      (graph ? ` · ${new Date(graph.timestamp * 1000).toLocaleTimeString()} · last ${s.duration}` : '');
+  }
+
+  /** Applies find (highlight) and hide to the drawn elements; false when an expression is bad. */
+  function applyExpressions() {
+    exprErr.textContent = '';
+    let ok = true;
+    const parse = (text, what) => {
+      if (!text || !text.trim()) return null;
+      try { return compile(text); } catch (e) { exprErr.textContent = `${what}: ${e.message}`; ok = false; return null; }
+    };
+    const find = parse(s.find, 'find');
+    const hide = parse(s.hide, 'hide');
+    cy.batch(() => {
+      cy.elements().removeClass('found hidden');
+      if (hide) (hide.kind === 'edge' ? cy.edges() : cy.nodes()).filter((e) => hide.test(e.data())).addClass('hidden');
+      if (find) (find.kind === 'edge' ? cy.edges() : cy.nodes()).filter((e) => shown(e) && find.test(e.data())).addClass('found');
+    });
+    container.dataset.foundIds = cy.elements('.found').map((e) => e.id()).join(',');
+    container.dataset.hiddenIds = cy.elements('.hidden').map((e) => e.id()).join(',');
+    visibleCounts();
+    return ok;
+  }
+
+  function restoreSelection() {
+    if (!s.select) { closePanel(panel); return; }
+    const ele = cy.getElementById(s.select);
+    if (ele.empty()) { closePanel(panel); return; }
+    cy.elements().unselect();
+    ele.select();
+    if (ele.isNode()) showNodePanel(panel, ele, s); else showEdgePanel(panel, ele);
+  }
+
+  async function load() {
+    if (controller) controller.abort();
+    controller = new AbortController();
+    const mine = controller;
+    container.dataset.state = 'loading';
+    delete container.dataset.error;
+    performance.mark('meshlens-graph-request');
+    try {
+      graph = await api(graphApiPath(s), { signal: mine.signal });
+      if (mine.signal.aborted) return;
+      await draw(cy, graph, s.edgeLabels);
+      if (mine.signal.aborted) return;
+      applyExpressions();
+      restoreSelection();
+      // Drawn means painted: wait for the frame that shows the new elements.
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      if (mine.signal.aborted) return;
+      performance.mark('meshlens-graph-drawn');
+      performance.measure('meshlens-graph', 'meshlens-graph-request', 'meshlens-graph-drawn');
+      container.dataset.state = 'drawn';
+    } catch (e) {
+      if (e.name === 'AbortError' || mine.signal.aborted) return;
+      container.dataset.state = 'error';
+      container.dataset.error = e.message;
+      status.replaceChildren(el('span', { class: 'error', 'data-testid': 'graph-error' }, e.message));
+    }
+  }
+
+  function schedule() {
+    clearInterval(timer);
+    const ms = REFRESH[s.refresh] || 0;
+    if (ms) timer = setInterval(load, ms);
+  }
+
+  const changed = (refetch, replace = false) => { pushUrl(replace); if (refetch) load(); };
+  nsSelect.addEventListener('change', () => {
+    s.namespaces = [...nsSelect.selectedOptions].map((o) => o.value).join(',');
+    changed(true);
+  });
+  for (const [sel, key] of [[typeSel, 'graphType'], [durSel, 'duration'], [groupSel, 'groupBy']]) {
+    sel.addEventListener('change', () => { s[key] = sel.value === 'none' && key === 'groupBy' ? undefined : sel.value; changed(true); });
+  }
+  refSel.addEventListener('change', () => { s.refresh = refSel.value; schedule(); changed(false); });
+  labelSel.addEventListener('change', () => { s.edgeLabels = labelSel.value; relabelEdges(cy, s.edgeLabels); changed(false); });
+  inject.addEventListener('change', () => { s.injectServiceNodes = inject.checked ? 'true' : undefined; changed(true); });
+  mesh.addEventListener('change', () => { s.includeMesh = mesh.checked ? 'true' : undefined; changed(true); });
+  for (const box of appenderBoxes) box.addEventListener('change', () => {
+    const on = appenderBoxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
+    s.appenders = on.length === APPENDERS.length ? undefined : on.join(',');
+    changed(true);
+  });
+  for (const [input, key] of [[findIn, 'find'], [hideIn, 'hide']]) {
+    input.addEventListener('change', () => { s[key] = input.value.trim() || undefined; applyExpressions(); changed(false, true); });
+  }
+  reload.addEventListener('click', load);
+  exportSel.addEventListener('change', async () => {
+    const f = exportSel.value;
+    exportSel.value = '';
+    const base = `meshlens-graph-${s.graphType}`;
+    if (f === 'PNG') download(await cy.png({ output: 'blob-promise', full: true, bg: '#ffffff', scale: 2 }), base + '.png');
+    else if (f === 'SVG') download(new Blob([toSvg(cy)], { type: 'image/svg+xml' }), base + '.svg');
+    else if (f === 'JSON') download(new Blob([JSON.stringify(graph, null, 2)], { type: 'application/json' }), base + '.json');
+    else if (f === 'DOT') download(new Blob([await api(graphApiPath(s, { format: 'dot' }), { as: 'text' })], { type: 'text/vnd.graphviz' }), base + '.dot');
+  });
+  exportSel.dataset.jsonUrl = apiUrl(graphApiPath(s));
+
+  cy.on('tap', 'node', (ev) => {
+    if (ev.target.hasClass('box')) return;
+    s.select = ev.target.id();
+    pushUrl(true);
+    showNodePanel(panel, ev.target, s);
+  });
+  cy.on('tap', 'edge', (ev) => { s.select = ev.target.id(); pushUrl(true); showEdgePanel(panel, ev.target); });
+  cy.on('tap', (ev) => {
+    if (ev.target === cy) { s.select = undefined; pushUrl(true); cy.elements().unselect(); closePanel(panel); }
+  });
+  panel.addEventListener('panel-close', () => { s.select = undefined; pushUrl(true); cy.elements().unselect(); });
+
+  schedule();
+  load();
+  return () => { clearInterval(timer); if (controller) controller.abort(); window.meshlensGraph = undefined; cy.destroy(); };
+}

@@ -1,0 +1,85 @@
+// Mesh config: a namespace's objects by kind with their validation status, and one object's
+// spec with its checks (message, severity, path).
+
+import { api, enc } from './api.js';
+import { el, link, qs, table } from './dom.js';
+
+// meshConfigList key → (objectValidations path type, namespaceValidations key)
+const KINDS = {
+  virtualServices: ['virtualservices', 'virtualservice', 'VirtualService'],
+  destinationRules: ['destinationrules', 'destinationrule', 'DestinationRule'],
+  gateways: ['gateways', 'gateway', 'Gateway'],
+  serviceEntries: ['serviceentries', 'serviceentry', 'ServiceEntry'],
+  rules: ['rules', 'rule', 'Rule'],
+  quotaSpecs: ['quotaspecs', 'quotaspec', 'QuotaSpec'],
+  quotaSpecBindings: ['quotaspecbindings', 'quotaspecbinding', 'QuotaSpecBinding'],
+};
+
+function statusOf(v) {
+  if (!v) return ['na', 'not validated'];
+  const sev = (v.checks || []).map((c) => c.severity);
+  if (sev.includes('error') || v.valid === false) return ['failing', `${sev.filter((s) => s === 'error').length} error(s)`];
+  if (sev.includes('warning')) return ['degraded', `${sev.length} warning(s)`];
+  return ['healthy', 'valid'];
+}
+
+async function namespacePicker(main, current, target) {
+  const names = (await api('namespaces')).map((n) => n.name);
+  const ns = current || names[0];
+  const sel = el('select', { 'data-testid': 'mesh-namespace', 'aria-label': 'namespace',
+    onchange: () => { history.pushState(null, '', target + qs({ namespace: sel.value })); window.dispatchEvent(new PopStateEvent('popstate')); } },
+  names.map((n) => el('option', { value: n, selected: n === ns }, n)));
+  main.append(el('label', { class: 'inline' }, 'Namespace ', sel));
+  return ns;
+}
+
+export async function renderMesh(main, params) {
+  main.append(el('h1', {}, 'Mesh config'));
+  const ns = await namespacePicker(main, params.get('namespace'), 'mesh');
+  if (!ns) return;
+  const [list, validations] = await Promise.all([
+    api(`namespaces/${enc(ns)}/mesh`),
+    api(`namespaces/${enc(ns)}/mesh_validations`).catch(() => ({})),
+  ]);
+  const byKind = validations[ns] || {};
+  const box = el('div', { 'data-testid': 'mesh-objects' });
+  let total = 0;
+  for (const [key, [pathType, vKey, title]] of Object.entries(KINDS)) {
+    const objects = list[key] || [];
+    if (!objects.length) continue;
+    total += objects.length;
+    box.append(el('h2', {}, `${title}s`), table(['name', 'status', 'checks'], objects.map((o) => {
+      const name = o.metadata && o.metadata.name;
+      const [st, text] = statusOf((byKind[vKey] || {})[name]);
+      return [link(`mesh/object${qs({ namespace: ns, objectType: pathType, object: name })}`, name, { 'data-testid': 'mesh-object-link' }),
+        el('span', { class: `status ${st}`, 'data-testid': 'mesh-object-status', 'data-object': `${vKey}/${name}`, 'data-status': st }, text),
+        ((byKind[vKey] || {})[name] || { checks: [] }).checks.map((c) => c.message).join('; ')];
+    })));
+  }
+  if (!total) box.append(el('p', { class: 'muted' }, 'No mesh config objects in this namespace.'));
+  main.append(box);
+}
+
+export async function renderMeshObject(main, params) {
+  const ns = params.get('namespace'), type = params.get('objectType'), name = params.get('object');
+  if (!ns || !type || !name) { main.append(el('p', { class: 'error' }, 'This page needs namespace, objectType and object in its address.')); return; }
+  const entry = Object.entries(KINDS).find(([, [p]]) => p === type);
+  if (!entry) { main.append(el('p', { class: 'error' }, `Unknown object type ${type}.`)); return; }
+  const [key, [, vKey, title]] = entry;
+  const [list, v] = await Promise.all([
+    api(`namespaces/${enc(ns)}/mesh${qs({ objects: type })}`),
+    api(`namespaces/${enc(ns)}/mesh/${enc(type)}/${enc(name)}/mesh_validations`),
+  ]);
+  const obj = (list[key] || []).find((o) => o.metadata && o.metadata.name === name);
+  const val = (v[vKey] || {})[name];
+  const [st, text] = statusOf(val);
+  main.append(el('h1', {}, `${title} ${name}`, el('small', {}, ` · namespace ${ns}`)),
+    el('p', {}, link(`mesh${qs({ namespace: ns })}`, '← all mesh config of ' + ns)),
+    el('p', {}, el('span', { class: `status ${st}`, 'data-testid': 'object-status' }, text)),
+    el('h2', {}, 'Checks'),
+    val && val.checks && val.checks.length
+      ? table(['severity', 'message', 'path'], val.checks.map((c) => [el('span', { class: `status ${c.severity === 'error' ? 'failing' : 'degraded'}` }, c.severity), c.message, el('code', {}, c.path || '')]), { 'data-testid': 'object-checks' })
+      : el('p', { class: 'muted', 'data-testid': 'object-checks' }, 'No checks: the object is valid.'),
+    el('h2', {}, 'Spec'),
+    el('pre', { class: 'spec', 'data-testid': 'object-spec' }, obj ? JSON.stringify(obj.spec, null, 2) : 'not found'));
+}
