@@ -1,12 +1,21 @@
 //! Benchmark (b): end to end against a real Prometheus holding a synthetic mesh of 200
 //! namespaces with 10 workloads each.
 //!
-//! Prints: the graph latency for all 200 namespaces through meshlens; the time of the same
-//! queries sent straight to Prometheus (through the Prometheus backend plugin, all at once);
-//! and the number of queries Prometheus executed per graph request for 1, 10 and 200
-//! namespaces (read from Prometheus' own `prometheus_engine_query_duration_seconds_count`).
+//! For graphs of 1, 10 and 200 namespaces (`graphType=workload`, every bundled appender, a
+//! fresh `queryTime` for each request so nothing can be reused) it prints the median time of
+//! - the graph through meshlens;
+//! - the raw replay: the very queries that request made, read back from Prometheus's own
+//!   query log, sent again concurrently as plain HTTP requests whose bodies are read but
+//!   not parsed (what Prometheus itself needs to answer them);
+//! - the parsed side: the same structured queries through the Prometheus backend plugin,
+//!   all at once (answers parsed into plugin-api types, no graph);
 //!
-//! `cargo bench -p integration-tests --bench graph_prometheus`
+//! and the ratios of the graph to each, measured side by side (one request of each kind in
+//! turn, at the same query time). Also the number of queries Prometheus executed per graph
+//! request (from its own `prometheus_engine_query_duration_seconds_count`).
+//!
+//! Build once with `cargo build --release --workspace`, then run the bench binary directly
+//! (README "Benchmarks").
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -19,8 +28,8 @@ use plugin_api::{MetricQuery, MetricsBackendBox};
 
 const NAMESPACES: usize = 200;
 const WORKLOADS: usize = 10;
-const END: &str = "1700000000";
-const RUNS: usize = 5;
+const END: i64 = 1_700_000_000;
+const RUNS: usize = 7;
 
 fn manifests(dir: &std::path::Path) {
     let mut y = String::new();
@@ -52,16 +61,28 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
 fn ns_list(n: usize) -> String {
     (0..n).map(|i| format!("ns-{i}")).collect::<Vec<_>>().join(",")
 }
 
-/// The queries one graph request plans: traffic families plus the bundled appenders'.
-fn planned(n: usize, end: i64) -> Vec<MetricQuery> {
+fn graph_path(n: usize, time: i64) -> String {
+    format!("/api/namespaces/graph?namespaces={}&graphType=workload&queryTime={time}&duration=600s", ns_list(n))
+}
+
+/// The structured queries one graph request plans: traffic families plus the bundled appenders'.
+fn planned(n: usize, time: i64) -> Vec<MetricQuery> {
     let list = ns_list(n);
     let names: Vec<String> = Vec::new();
-    let opts = GraphOptions::parse(GraphTarget::Namespaces, |k| (k == "namespaces").then(|| list.clone()), end, &names, &GraphSettings::default())
-        .expect("options");
+    let q = |k: &str| match k {
+        "namespaces" => Some(list.clone()),
+        "graphType" => Some("workload".to_string()),
+        _ => None,
+    };
+    let opts = GraphOptions::parse(GraphTarget::Namespaces, q, time, &names, &GraphSettings::default()).expect("options");
     let req = opts.graph_request("istio_request_duration_milliseconds", 1.0);
     let mut qs = traffic_queries(&opts);
     for p in BUNDLED.iter().filter(|p| p.starts_with("appender-")) {
@@ -74,7 +95,8 @@ fn planned(n: usize, end: i64) -> Vec<MetricQuery> {
     qs
 }
 
-fn direct(backend: &MetricsBackendBox, qs: &[MetricQuery]) -> Duration {
+/// The parsed side: the structured queries through the backend plugin, concurrently.
+fn parsed(backend: &MetricsBackendBox, qs: &[MetricQuery]) -> Duration {
     let t = Instant::now();
     std::thread::scope(|s| {
         for q in qs {
@@ -87,10 +109,72 @@ fn direct(backend: &MetricsBackendBox, qs: &[MetricQuery]) -> Duration {
     t.elapsed()
 }
 
+/// The PromQL texts of the queries Prometheus logged after the first `skip` entries, and
+/// how many entries there are.
+fn logged_queries(prom: &PromServer, skip: usize) -> (Vec<String>, usize) {
+    let log = prom.executed_queries();
+    let queries = log[skip.min(log.len())..].iter().filter_map(|p| p["query"].as_str().map(str::to_string)).collect();
+    (queries, log.len())
+}
+
+/// The raw replay: each query as its own concurrent HTTP request; bodies read, not parsed.
+fn raw_replay(http: &reqwest::blocking::Client, base: &str, queries: &[String], time: i64) -> Duration {
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for q in queries {
+            s.spawn(move || {
+                let r = http
+                    .get(format!("{base}/api/v1/query"))
+                    .query(&[("query", q.as_str()), ("time", &time.to_string()), ("timeout", "60s")])
+                    .send()
+                    .expect("raw query");
+                assert!(r.status().is_success(), "raw query failed: {}", r.status());
+                let body = r.bytes().expect("raw body");
+                assert!(!body.is_empty());
+            });
+        }
+    });
+    t.elapsed()
+}
+
+/// meshlens's own metrics: every sample line's series (name and labels) and value.
+fn self_metrics(m: &Meshlens) -> std::collections::HashMap<String, f64> {
+    let r = m.get("/metrics");
+    assert_eq!(r.status, 200, "meshlens /metrics");
+    r.text()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            Some((series.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Where the graphs' time went between two scrapes, per graph request (ms): the whole
+/// request, the mean backend query (sent concurrently, so not additive), build, all
+/// appenders, output.
+fn phases(before: &std::collections::HashMap<String, f64>, after: &std::collections::HashMap<String, f64>, graphs: usize) -> String {
+    let delta = |prefix: &str, filter: &str| -> f64 {
+        after.iter().filter(|(k, _)| k.starts_with(prefix) && k.contains(filter)).map(|(k, v)| v - before.get(k).copied().unwrap_or(0.0)).sum()
+    };
+    let per_graph = |phase: &str| delta("meshlens_graph_phase_duration_seconds_sum", &format!("phase=\"{phase}\"")) * 1000.0 / graphs as f64;
+    let request = delta("meshlens_api_request_duration_seconds_sum", "graphNamespaces") * 1000.0 / graphs as f64;
+    let query = delta("meshlens_backend_query_duration_seconds_sum", "")
+        / delta("meshlens_backend_query_duration_seconds_count", "").max(1.0)
+        * 1000.0;
+    format!(
+        "request {request:.1}, mean backend query {query:.1}, build {:.1}, appenders {:.1}, output {:.1}",
+        per_graph("build"),
+        per_graph("appender"),
+        per_graph("output")
+    )
+}
+
 fn main() {
     let f = fixture(&[
         "--end",
-        END,
+        &END.to_string(),
         "--minutes",
         "15",
         "--topology",
@@ -100,7 +184,7 @@ fn main() {
         "--workloads",
         &WORKLOADS.to_string(),
     ]);
-    let prom = PromServer::start(&f);
+    let prom = PromServer::start_logging_queries(&f);
     let cluster = tempfile::tempdir().expect("temp dir");
     manifests(cluster.path());
     let plugins = plugin_dir(BUNDLED);
@@ -113,43 +197,58 @@ fn main() {
         prom.url()
     );
     let m = Meshlens::start(&cfg, &[], vec![plugins, cluster]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
-    let end: i64 = END.parse().expect("end");
-    let path = |n: usize| format!("/api/namespaces/graph?namespaces={}&queryTime={end}&duration=600s", ns_list(n));
+    let backend = configured_backend("metrics-prometheus", "prometheus", serde_json::json!({ "url": prom.url() }));
+    let http = reqwest::blocking::Client::new();
+    let base = prom.url();
 
     // Warm-up (also detects the duration histogram once).
-    let r = m.get(&path(NAMESPACES));
+    let r = m.get(&graph_path(NAMESPACES, END));
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     let (nodes, edges) = (v["elements"]["nodes"].as_array().map_or(0, Vec::len), v["elements"]["edges"].as_array().map_or(0, Vec::len));
+    println!("graph_prometheus: {NAMESPACES} namespaces x {WORKLOADS} workloads; graph of {nodes} nodes, {edges} edges (graphType=workload, all appenders)");
 
-    let mut counts = Vec::new();
+    // A fresh query time for every request: one second earlier each time.
+    let mut time = END;
+    let mut fresh = || {
+        time -= 1;
+        time
+    };
     for n in [1, 10, NAMESPACES] {
+        // The queries this graph makes, as Prometheus logged them.
+        let (_, seen) = logged_queries(&prom, 0);
         let before = engine_queries(&prom);
-        let r = m.get(&path(n));
-        assert_eq!(r.status, 200);
-        counts.push((n, engine_queries(&prom) - before));
-    }
+        let r = m.get(&graph_path(n, fresh()));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let executed = engine_queries(&prom) - before;
+        let (queries, _) = logged_queries(&prom, seen);
+        assert!(!queries.is_empty(), "Prometheus logged no queries");
+        let _ = raw_replay(&http, &base, &queries, fresh());
+        let _ = parsed(&backend, &planned(n, fresh()));
 
-    let mut graph_times = Vec::new();
-    for _ in 0..RUNS {
-        let t = Instant::now();
-        let r = m.get(&path(NAMESPACES));
-        graph_times.push(t.elapsed());
-        assert_eq!(r.status, 200);
-    }
-
-    let backend = configured_backend("metrics-prometheus", "prometheus", serde_json::json!({ "url": prom.url() }));
-    // The steady state: the duration histogram was detected by the warm-up request.
-    let qs = planned(NAMESPACES, end);
-    let _ = direct(&backend, &qs);
-    let direct_times: Vec<Duration> = (0..RUNS).map(|_| direct(&backend, &qs)).collect();
-
-    let (g, d) = (median(graph_times), median(direct_times));
-    println!("graph_prometheus: {NAMESPACES} namespaces x {WORKLOADS} workloads; graph of {nodes} nodes, {edges} edges");
-    println!("  graph through meshlens (median of {RUNS}): {:.1} ms", g.as_secs_f64() * 1000.0);
-    println!("  the same {} queries straight to Prometheus, concurrently: {:.1} ms", qs.len(), d.as_secs_f64() * 1000.0);
-    println!("  ratio: {:.2}x (target within 1.25x)", g.as_secs_f64() / d.as_secs_f64());
-    for (n, c) in counts {
-        println!("  queries Prometheus executed for a graph of {n} namespace(s): {c}");
+        let (mut graph, mut raw, mut prs) = (Vec::new(), Vec::new(), Vec::new());
+        let scraped = self_metrics(&m);
+        for _ in 0..RUNS {
+            let t = fresh();
+            let start = Instant::now();
+            let r = m.get(&graph_path(n, t));
+            graph.push(start.elapsed());
+            assert_eq!(r.status, 200);
+            raw.push(raw_replay(&http, &base, &queries, t));
+            prs.push(parsed(&backend, &planned(n, t)));
+        }
+        let phases = phases(&scraped, &self_metrics(&m), RUNS);
+        let (g, r, p) = (median(graph), median(raw), median(prs));
+        println!(
+            "  {n:>3} namespace(s), {} queries ({executed} executed by Prometheus): graph {:.1} ms, raw replay {:.1} ms, parsed {:.1} ms; \
+             ratio vs raw replay {:.2}x (target 1.25x), vs parsed {:.2}x",
+            queries.len(),
+            ms(g),
+            ms(r),
+            ms(p),
+            g.as_secs_f64() / r.as_secs_f64(),
+            g.as_secs_f64() / p.as_secs_f64(),
+        );
+        println!("        meshlens's own metrics, mean ms per graph: {phases}");
     }
 }
