@@ -8,13 +8,10 @@
 //! | `reload` | re-read the file when its modification time changes (default `true`; checked at most every 5 s, on a query) |
 //! | `timeout_ms` | set by the host; queries get their own deadline per call |
 //!
-//! Any other key is an error naming it. The whole file is held in memory ([`store`]) and
-//! queries are answered with Prometheus's semantics ([`eval`]).
+//! Any other key is an error naming it. The whole file is held in memory and queries are
+//! answered with Prometheus's semantics, by the store the `simulator` backend shares
+//! (`metrics-store`). This is the offline option: a file captured from a real store.
 #![forbid(unsafe_code)]
-
-pub mod eval;
-pub mod parse;
-pub mod store;
 
 use std::{
     path::PathBuf,
@@ -24,7 +21,7 @@ use std::{
 
 use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryResult};
 
-use crate::store::Store;
+use metrics_store::{eval, parse, store::Store};
 
 const KNOWN_KEYS: &[&str] = &["path", "reload", "timeout_ms"];
 const RELOAD_CHECK: Duration = Duration::from_secs(5);

@@ -109,6 +109,22 @@ impl Store {
         self.syms.shrink_to_fit();
     }
 
+    /// Gives every series room for `samples` samples up front, so that a store kept to a
+    /// fixed window (push new, [`drop_before`](Self::drop_before) old) never reallocates.
+    pub fn reserve_each(&mut self, samples: usize) {
+        for s in &mut self.series {
+            s.samples.reserve_exact(samples.saturating_sub(s.samples.len()));
+        }
+    }
+
+    /// Drops every sample older than `t_ms` (keeps the series and their capacity).
+    pub fn drop_before(&mut self, t_ms: f64) {
+        for s in &mut self.series {
+            let old = s.samples.partition_point(|(t, _)| *t < t_ms);
+            s.samples.drain(..old);
+        }
+    }
+
     /// Ids of the series named `name`.
     pub fn named(&self, name: &str) -> &[u32] {
         self.sym_ids.get(name).and_then(|id| self.by_name.get(id)).map(|v| v.as_slice()).unwrap_or(&[])
@@ -129,5 +145,28 @@ impl Store {
             .sum();
         let index: usize = self.by_name.values().map(|v| v.capacity() * 4 + 48).sum();
         syms + series + index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_kept_by_drop_before_never_grows() {
+        let mut store = Store::default();
+        let name = store.intern("m");
+        let id = store.series_id(name, vec![]);
+        store.finish();
+        store.reserve_each(4);
+        let bytes = store.approx_bytes();
+        for i in 0..100 {
+            let t = i as f64 * 1000.0;
+            store.drop_before(t - 3000.0);
+            store.push(id, t, i as f64);
+            assert!(store.sample_count() <= 4);
+            assert_eq!(store.approx_bytes(), bytes, "sample {i}");
+        }
+        assert_eq!(store.series[0].samples.first(), Some(&(96_000.0, 96.0)));
     }
 }
