@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Writes Istio-style traffic as OpenMetrics text with timestamps, for the demo and for tests.
+"""Writes Istio-style traffic as OpenMetrics text with timestamps, for test fixtures.
 
-The demo topology is the mesh of config/demo/README.md (that page is the contract: names and
-rates there are what this script emits). The synthetic topology is a chain of workloads per
+The live demo no longer uses this script: its traffic comes from the simulator backend
+(config/demo/topology.toml; `meshlens simulate` writes that model as a file). This script
+stays for the fixtures whose tests predict numbers from its --expected JSON: the demo topology
+at constant base rates (config/demo/README.md, without the scenario cycle) and the large
+synthetic meshes of the benchmarks. The synthetic topology is a chain of workloads per
 namespace, counters only, for benchmarks.
 
 Output rules (what promtool's `tsdb create-blocks-from openmetrics` and the embedded store

@@ -1,5 +1,8 @@
-//! The `meshlens` command: `serve` (the default), `plugins`, `config check`, `config defaults`.
+//! The `meshlens` command: `serve` (the default), `plugins`, `config check`, `config defaults`,
+//! `simulate` (a simulated mesh's traffic written as an OpenMetrics file).
 #![forbid(unsafe_code)]
+
+mod simulate;
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
@@ -44,6 +47,8 @@ enum Command {
     /// Check or print configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Write a simulated mesh's samples (the `simulator` backend's model) as OpenMetrics text.
+    Simulate(simulate::Args),
 }
 
 #[derive(Subcommand)]
@@ -60,6 +65,7 @@ fn main() -> ExitCode {
         Command::Serve => serve(cli.config),
         Command::Plugins => list_plugins(cli.config),
         Command::Config(ConfigCommand::Check) => check_config(cli.config),
+        Command::Simulate(args) => simulate::run(&args),
         Command::Config(ConfigCommand::Defaults) => {
             print!("{DEFAULTS}");
             ExitCode::SUCCESS

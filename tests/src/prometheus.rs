@@ -4,6 +4,8 @@
 //! - [`fixture`] writes traffic with `scripts/gen_traffic.py` and backfills it into TSDB
 //!   blocks with `promtool tsdb create-blocks-from openmetrics`, once per test process and
 //!   set of generator arguments.
+//! - [`simulated`] does the same with the simulator's model (`meshlens simulate`): the
+//!   samples the live `simulator` backend holds, for a real Prometheus to answer from.
 //! - [`PromServer`] copies a fixture's blocks into its own data folder and runs
 //!   `prometheus` on 127.0.0.1 with an OS-picked port (never 9090); it can be stopped and
 //!   restarted on the same port and data, and is killed on drop.
@@ -47,8 +49,10 @@ pub struct Fixture {
     pub openmetrics: PathBuf,
     /// The TSDB folder promtool wrote (copied per server).
     pub blocks: PathBuf,
-    /// The generator's `--expected` JSON.
+    /// The generator's `--expected` JSON (for [`simulated`] data: only `start` and `end`).
     pub expected: serde_json::Value,
+    /// The folder of a per-call fixture, removed with it.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Fixture {
@@ -124,7 +128,7 @@ fn build_fixture(args: &[&str]) -> Fixture {
     }
     let expected: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("expected.json")).expect("read expected JSON")).expect("expected JSON");
-    Fixture { openmetrics: dir.join("metrics.om"), blocks: dir.join("blocks"), expected }
+    Fixture { openmetrics: dir.join("metrics.om"), blocks: dir.join("blocks"), expected, _dir: None }
 }
 
 /// Data that ends "now" is only good for the process that made it: remove the folders of
@@ -140,8 +144,44 @@ fn remove_dead_now_fixtures(root: &Path) {
     }
 }
 
-fn generate(script: &Path, dir: &Path, args: &[&str]) {
+/// The simulator model's samples from `end - minutes` to `end` (cycle phase zero at
+/// `start`) written by `meshlens simulate` and backfilled; built per call in a folder that
+/// lives as long as the fixture.
+pub fn simulated(topology: &Path, start: i64, end: i64, minutes: i64) -> Fixture {
+    let dir = tempfile::Builder::new().prefix("meshlens-simulated").tempdir().expect("temp dir");
+    let openmetrics = dir.path().join("metrics.om");
+    let out = Command::new(crate::server::binary())
+        .arg("simulate")
+        .arg("--topology")
+        .arg(topology)
+        .args(["--start", &start.to_string(), "--end", &end.to_string(), "--minutes", &minutes.to_string()])
+        .arg("--out")
+        .arg(&openmetrics)
+        .output()
+        .expect("run meshlens simulate");
+    assert!(out.status.success(), "meshlens simulate failed: {}", String::from_utf8_lossy(&out.stderr));
+    backfill(&openmetrics, &dir.path().join("blocks"));
+    let expected = serde_json::json!({"start": end - minutes * 60, "end": end});
+    Fixture { openmetrics, blocks: dir.path().join("blocks"), expected, _dir: Some(dir) }
+}
+
+fn backfill(openmetrics: &Path, blocks: &Path) {
     let promtool = tool("promtool");
+    let out = Command::new(&promtool)
+        .args(["tsdb", "create-blocks-from", "openmetrics"])
+        .arg(openmetrics)
+        .arg(blocks)
+        .output()
+        .expect("run promtool");
+    assert!(
+        out.status.success(),
+        "promtool tsdb create-blocks-from openmetrics failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn generate(script: &Path, dir: &Path, args: &[&str]) {
     let openmetrics = dir.join("metrics.om");
     let out = Command::new("python3")
         .arg(script)
@@ -153,18 +193,7 @@ fn generate(script: &Path, dir: &Path, args: &[&str]) {
         .output()
         .expect("run python3 scripts/gen_traffic.py");
     assert!(out.status.success(), "gen_traffic.py failed: {}", String::from_utf8_lossy(&out.stderr));
-    let out = Command::new(&promtool)
-        .args(["tsdb", "create-blocks-from", "openmetrics"])
-        .arg(&openmetrics)
-        .arg(dir.join("blocks"))
-        .output()
-        .expect("run promtool");
-    assert!(
-        out.status.success(),
-        "promtool tsdb create-blocks-from openmetrics failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    backfill(&openmetrics, &dir.join("blocks"));
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {

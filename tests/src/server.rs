@@ -79,6 +79,7 @@ pub const BUNDLED: &[&str] = &[
     "appender-sidecars-check",
     "metrics-prometheus",
     "metrics-openmetrics-file",
+    "metrics-simulator",
     "dashboards-builtin",
     "dashboards-folder",
     "dashboards-monitoring",

@@ -1,10 +1,9 @@
 //! The README's demo path: the install script copies exactly the bundled plugins, and the
-//! service starts on config/demo.toml with them and answers from the demo mesh.
+//! service starts on config/demo.toml with them and answers from the demo mesh, its traffic
+//! simulated live from config/demo/topology.toml (which names the manifests' workloads).
 
-use integration_tests::{
-    prometheus::fixture,
-    server::{BUNDLED, Meshlens, ensure_built, profile_dir, workspace_root},
-};
+use integration_tests::server::{BUNDLED, Meshlens, ensure_built, profile_dir, workspace_root};
+use metrics_simulation::Topology;
 
 #[test]
 fn install_script_and_demo_config_serve_the_demo_mesh() {
@@ -30,22 +29,41 @@ fn install_script_and_demo_config_serve_the_demo_mesh() {
     want.sort();
     assert_eq!(installed, want);
 
-    let f = fixture(&["--topology", "demo", "--minutes", "20"]);
     let config = std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
     let config = config.replace("port = 20001", "port = 0");
     let dirs = format!("[\"{}\"]", dir.display());
-    let path = f.openmetrics.display().to_string();
-    let m = Meshlens::start(
-        &config,
-        &[("MESHLENS_PLUGINS__DIRS", dirs.as_str()), ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", path.as_str())],
-        vec![],
-    )
-    .expect("the demo starts");
+    let m = Meshlens::start(&config, &[("MESHLENS_PLUGINS__DIRS", dirs.as_str())], vec![]).expect("the demo starts");
     let status = m.get("/status").json();
     assert_eq!(status["warningMessages"], serde_json::json!([]), "{status}");
+    // Traffic from the first request: the simulator starts with an hour of history.
     let graph = m.get("/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp").json();
     let nodes = graph["elements"]["nodes"].as_array().expect("nodes");
     assert!(nodes.iter().any(|n| n["data"]["app"] == "reviews" && n["data"]["version"] == "v3"), "{graph}");
+    assert!(graph["elements"]["edges"].as_array().is_some_and(|e| e.len() >= 8), "{graph}");
+    let health = m.get("/api/namespaces/bookinfo/health").json();
+    assert!(health["productpage"]["requests"]["errorRatio"].as_f64().is_some_and(|r| r >= 0.0), "{health}");
+
+    // The topology and the manifests describe one mesh: every simulated workload exists
+    // with its app and version, and nothing the manifests deploy is left out.
+    let topology = Topology::load(&workspace_root().join("config/demo/topology.toml")).expect("topology");
+    for ns in ["bookinfo", "istio-system"] {
+        let list = m.get(&format!("/api/namespaces/{ns}/workloads")).json();
+        let mut deployed: Vec<String> = list["workloads"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"))
+            .iter()
+            .filter_map(|w| w["name"].as_str().map(String::from))
+            .collect();
+        deployed.sort();
+        let mut simulated: Vec<String> = topology.workload.iter().filter(|w| w.namespace == ns).map(|w| w.name.clone()).collect();
+        simulated.sort();
+        assert_eq!(simulated, deployed, "{ns}");
+        for w in topology.workload.iter().filter(|w| w.namespace == ns) {
+            let d = m.get(&format!("/api/namespaces/{ns}/workloads/{}", w.name)).json();
+            assert_eq!(d["labels"]["app"].as_str(), Some(w.app.as_str()), "{d}");
+            assert_eq!(d["labels"]["version"].as_str(), w.version.as_deref(), "{d}");
+        }
+    }
     let v = m.get("/api/namespaces/bookinfo/mesh_validations").json();
     assert_eq!(v["bookinfo"]["virtualservice"]["ratings"]["valid"], false);
 }
