@@ -109,10 +109,11 @@ fn simulator_answers_like_prometheus_over_the_same_samples() {
     let graph = s.get(&paths[1]).json();
     assert!(graph["elements"]["edges"].as_array().is_some_and(|e| e.len() >= 10), "{graph}");
 
-    // Health reads "now": compare two answers given within one 15 s sample step (the same
-    // samples are then in both windows; rate() does not depend on where in the step).
+    // Health reads "now" (rounded down to the answer cache's 10 s): compare answers given
+    // within one 5 s span, so both servers evaluate at one time with the same 15 s samples
+    // in their windows (rate() does not depend on where in the step).
     let mut compared = 0;
-    for _ in 0..6 {
+    for _ in 0..10 {
         let before = now_step();
         let pairs: Vec<(Value, Value)> = [
             "/api/namespaces/bookinfo/health?type=app",
@@ -134,11 +135,12 @@ fn simulator_answers_like_prometheus_over_the_same_samples() {
         compared += 1;
         break;
     }
-    assert_eq!(compared, 1, "six attempts all crossed a sample step");
+    assert_eq!(compared, 1, "ten attempts all crossed a 5 s boundary");
 }
 
+/// 5 s spans: the sample grid (15 s) and the cache's rounding of now (10 s) both cut at multiples of 5.
 fn now_step() -> i64 {
-    now().div_euclid(15)
+    now().div_euclid(5)
 }
 
 /// The node ids of a graph mapped to a short name: workload, or service, or "unknown".
