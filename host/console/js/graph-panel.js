@@ -9,6 +9,9 @@ import { objectStatus } from './health.js';
 
 let token = 0;
 
+// Appends children, skipping the absent ones (DOM append would print them as "null").
+const add = (parent, ...children) => parent.append(...children.filter((c) => c !== null && c !== undefined && c !== false));
+
 export function closePanel(panel) {
   panel.hidden = true;
   panel.replaceChildren();
@@ -44,7 +47,7 @@ export async function showNodePanel(panel, node, s) {
   const r = nodeRates(d);
   const inEdges = node.incomers('edge'), outEdges = node.outgoers('edge');
   const sum = (edges) => edges.reduce((acc, e) => acc + edgeRps(e.data()), 0);
-  panel.append(
+  add(panel,
     el('p', { class: 'muted' }, `${d.nodeType} · namespace ${d.namespace}`),
     badges(d).length ? el('p', { class: 'badges', 'data-testid': 'panel-badges' }, badges(d).map((b) => el('span', { class: 'badge' }, b))) : null,
     el('h3', {}, 'Traffic'),
@@ -106,7 +109,7 @@ export function showEdgePanel(panel, edge) {
   frame(panel, 'edge', d.id, `${nodeName(src)} → ${nodeName(dst)}`);
   const t = d.traffic || {};
   const rates = Object.entries(t.rates || {});
-  panel.append(
+  add(panel,
     el('p', { class: 'muted' }, `${src.namespace} → ${dst.namespace}`),
     table(['protocol', 'response time', 'mTLS'], [[el('span', { 'data-testid': 'edge-protocol' }, t.protocol || 'none'),
       el('span', { 'data-testid': 'edge-response-time' }, d.responseTime && d.responseTime !== '0' ? `${d.responseTime} ms` : '-'),
