@@ -57,12 +57,12 @@ pub const RESOURCES: &[ResourceDef] = &[
     ResourceDef { group: "monitoring.kiali.io", versions: &["v1alpha1"], kind: "MonitoringDashboard", plural: "monitoringdashboards", namespaced: true },
 ];
 
-fn def_by_kind(group: &str, kind: &str) -> Option<&'static ResourceDef> {
-    RESOURCES.iter().find(|d| d.group == group && d.kind == kind)
+fn def_by_kind(defs: &'static [ResourceDef], group: &str, kind: &str) -> Option<&'static ResourceDef> {
+    defs.iter().find(|d| d.group == group && d.kind == kind)
 }
 
-fn def_by_plural(group: &str, version: &str, plural: &str) -> Option<&'static ResourceDef> {
-    RESOURCES.iter().find(|d| d.group == group && d.plural == plural && d.versions.contains(&version))
+fn def_by_plural(defs: &'static [ResourceDef], group: &str, version: &str, plural: &str) -> Option<&'static ResourceDef> {
+    defs.iter().find(|d| d.group == group && d.plural == plural && d.versions.contains(&version))
 }
 
 fn api_version(group: &str, version: &str) -> String {
@@ -80,11 +80,16 @@ pub struct Options {
     pub git_version: String,
     /// Users and rights for TokenReview and SubjectAccessReview (`None`: not served).
     pub reviews: Option<Arc<crate::kube_reviews::Reviews>>,
+    /// The kinds served ([`RESOURCES`] by default).
+    pub resources: &'static [ResourceDef],
+    /// When set, requests are authenticated and authorized as `crate::rbac` describes.
+    pub rbac: Option<Arc<crate::rbac::Rbac>>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { watch_max: Duration::from_secs(5), bookmark_every: Duration::from_secs(1), git_version: "v1.33.2".into(), reviews: None }
+        let (watch_max, bookmark_every) = (Duration::from_secs(5), Duration::from_secs(1));
+        Options { watch_max, bookmark_every, git_version: "v1.33.2".into(), resources: RESOURCES, rbac: None, reviews: None }
     }
 }
 
@@ -138,11 +143,11 @@ fn meta_str<'a>(v: &'a Value, field: &str) -> &'a str {
     v.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str).unwrap_or("")
 }
 
-fn key_of(v: &Value) -> Result<(Key, &'static ResourceDef), String> {
+fn key_of(defs: &'static [ResourceDef], v: &Value) -> Result<(Key, &'static ResourceDef), String> {
     let av = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     let kind = v.get("kind").and_then(Value::as_str).unwrap_or("");
     let group = av.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-    let def = def_by_kind(group, kind).ok_or_else(|| format!("not served: {av} {kind}"))?;
+    let def = def_by_kind(defs, group, kind).ok_or_else(|| format!("not served: {av} {kind}"))?;
     let name = meta_str(v, "name");
     if name.is_empty() {
         return Err(format!("{kind} without metadata.name"));
@@ -171,7 +176,7 @@ impl KubeApi {
         {
             let mut st = shared.store.lock().unwrap();
             for mut o in objects {
-                let (key, def) = key_of(&o).unwrap();
+                let (key, def) = key_of(shared.opts.resources, &o).unwrap();
                 let rv = meta_str(&o, "resourceVersion").parse::<u64>().ok();
                 let rv = rv.unwrap_or(st.rv + 1);
                 st.rv = st.rv.max(rv);
@@ -180,7 +185,7 @@ impl KubeApi {
             }
             st.log_start = st.rv;
         }
-        let s2 = shared.clone();
+        let (s2, s3) = (shared.clone(), shared.clone());
         let route = warp::any()
             .and(warp::path::full())
             .and(warp::query::<HashMap<String, String>>())
@@ -188,7 +193,14 @@ impl KubeApi {
             .and_then(|path: warp::path::FullPath, q: HashMap<String, String>, s: Arc<Shared>| async move {
                 Ok::<_, Infallible>(handle(path.as_str(), &q, &s))
             });
-        let route = crate::kube_reviews::routes(shared.opts.reviews.clone()).or(route);
+        // With RBAC on, a request the role does not allow is answered here, before any route.
+        let gate = warp::method().and(warp::header::optional::<String>("authorization")).and(warp::path::full()).and(warp::query()).and_then(
+            move |m: warp::http::Method, auth: Option<String>, path: warp::path::FullPath, q: HashMap<String, String>| {
+                let denied = s3.opts.rbac.as_ref().and_then(|r| r.deny(m.as_str(), path.as_str(), &q, auth.as_deref()));
+                async move { denied.ok_or_else(warp::reject::not_found) }
+            },
+        );
+        let route = gate.or(crate::kube_reviews::routes(shared.opts.reviews.clone())).or(route);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         *shared.addr.lock().unwrap() = Some(addr);
@@ -224,7 +236,7 @@ impl KubeApi {
 
     /// Creates or replaces an object (new resourceVersion; ADDED or MODIFIED event).
     pub fn apply(&self, mut obj: Value) {
-        let (key, def) = key_of(&obj).unwrap();
+        let (key, def) = key_of(self.shared.opts.resources, &obj).unwrap();
         let mut st = self.shared.store.lock().unwrap();
         st.rv += 1;
         let rv = st.rv;
@@ -239,7 +251,7 @@ impl KubeApi {
     /// Deletes an object (DELETED event); false if it did not exist.
     pub fn delete(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> bool {
         let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
-        let Some(def) = def_by_kind(group, kind) else { return false };
+        let Some(def) = def_by_kind(self.shared.opts.resources, group, kind) else { return false };
         let key = (def.group, def.plural, if def.namespaced { namespace.to_string() } else { String::new() }, name.to_string());
         let mut st = self.shared.store.lock().unwrap();
         let Some(mut obj) = st.objects.remove(&key) else { return false };
@@ -305,8 +317,8 @@ fn not_found(msg: &str) -> warp::reply::Response {
     reply(StatusCode::NOT_FOUND, &status(404, "NotFound", msg))
 }
 
-fn resource_list(group: &str, version: &str) -> Value {
-    let resources: Vec<Value> = RESOURCES
+fn resource_list(defs: &[ResourceDef], group: &str, version: &str) -> Value {
+    let resources: Vec<Value> = defs
         .iter()
         .filter(|d| d.group == group && d.versions.contains(&version))
         .map(|d| {
@@ -338,9 +350,9 @@ fn short_names(plural: &str) -> Vec<&'static str> {
     }
 }
 
-fn groups() -> Vec<Value> {
+fn groups(defs: &[ResourceDef]) -> Vec<Value> {
     let mut names: Vec<&str> = Vec::new();
-    for g in RESOURCES.iter().map(|d| d.group).filter(|g| !g.is_empty()) {
+    for g in defs.iter().map(|d| d.group).filter(|g| !g.is_empty()) {
         if !names.contains(&g) {
             names.push(g);
         }
@@ -349,7 +361,7 @@ fn groups() -> Vec<Value> {
         .into_iter()
         .map(|g| {
             let mut versions: Vec<&str> = Vec::new();
-            for v in RESOURCES.iter().filter(|d| d.group == g).flat_map(|d| d.versions.iter().copied()) {
+            for v in defs.iter().filter(|d| d.group == g).flat_map(|d| d.versions.iter().copied()) {
                 if !versions.contains(&v) {
                     versions.push(v);
                 }
@@ -380,9 +392,9 @@ fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::rep
             return reply(StatusCode::OK, &json!({"kind": "APIVersions", "versions": ["v1"],
                 "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": addr}]}));
         }
-        ["apis"] => return reply(StatusCode::OK, &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups()})),
+        ["apis"] => return reply(StatusCode::OK, &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups(s.opts.resources)})),
         ["apis", g] => {
-            return match groups().into_iter().find(|x| x["name"] == *g) {
+            return match groups(s.opts.resources).into_iter().find(|x| x["name"] == *g) {
                 Some(mut grp) => {
                     grp["kind"] = json!("APIGroup");
                     grp["apiVersion"] = json!("v1");
@@ -391,9 +403,9 @@ fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::rep
                 None => not_found("the server could not find the requested resource"),
             };
         }
-        ["api", "v1"] => return reply(StatusCode::OK, &resource_list("", "v1")),
+        ["api", "v1"] => return reply(StatusCode::OK, &resource_list(s.opts.resources, "", "v1")),
         ["apis", g, v] => {
-            let list = resource_list(g, v);
+            let list = resource_list(s.opts.resources, g, v);
             return if list["resources"].as_array().is_some_and(|a| !a.is_empty()) {
                 reply(StatusCode::OK, &list)
             } else {
@@ -413,7 +425,7 @@ fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::rep
         ["namespaces", ns, p, n] => (Some(*ns), *p, Some(*n)),
         _ => return not_found("the server could not find the requested resource"),
     };
-    let Some(def) = def_by_plural(group, version, plural) else {
+    let Some(def) = def_by_plural(s.opts.resources, group, version, plural) else {
         return not_found("the server could not find the requested resource");
     };
     if s.forbidden.lock().unwrap().iter().any(|p| p == def.plural) {
@@ -642,27 +654,4 @@ fn watch(s: &Arc<Shared>, def: &'static ResourceDef, av: String, filter: Filter_
     r
 }
 
-/// Parses multi-document YAML fixture files into objects (a `kind: List` is flattened).
-pub fn read_fixtures(paths: &[PathBuf]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for p in paths {
-        let mut files: Vec<PathBuf> = if p.is_dir() {
-            std::fs::read_dir(p).unwrap().map(|e| e.unwrap().path()).filter(|f| f.extension().is_some_and(|x| x == "yaml")).collect()
-        } else {
-            vec![p.clone()]
-        };
-        files.sort();
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap();
-            let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
-            for d in docs.into_iter().filter(|d| !d.is_null()) {
-                if d["kind"] == "List" {
-                    out.extend(d["items"].as_array().cloned().unwrap_or_default());
-                } else {
-                    out.push(d);
-                }
-            }
-        }
-    }
-    out
-}
+pub use crate::fixtures::read_fixtures;

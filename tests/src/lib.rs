@@ -6,3 +6,6 @@ pub mod prometheus;
 pub mod kube_api;
 pub mod kube_reviews;
 pub mod browser;
+pub mod fixtures;
+pub mod rbac;
+pub mod in_cluster;

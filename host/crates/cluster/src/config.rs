@@ -28,6 +28,9 @@ pub struct ClusterConfig {
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context; its current context when absent.
     pub context: Option<String>,
+    /// In a pod (`KUBERNETES_SERVICE_HOST` set, no kubeconfig or context): the folder with
+    /// the service account's `token`, `ca.crt` and `namespace`.
+    pub service_account_dir: PathBuf,
     /// Manifest files or folders (snapshot source).
     pub snapshot: Vec<PathBuf>,
     /// The mesh's own namespace.
@@ -52,6 +55,7 @@ impl Default for ClusterConfig {
             source: SourceKind::Kube,
             kubeconfig: None,
             context: None,
+            service_account_dir: "/var/run/secrets/kubernetes.io/serviceaccount".into(),
             snapshot: Vec::new(),
             mesh_namespace: "istio-system".into(),
             app_label: "app".into(),

@@ -23,7 +23,7 @@ use k8s_openapi::api::{
 use kube::{
     Api, Client, Resource,
     api::{ApiResource, DynamicObject, GroupVersionKind},
-    config::{KubeConfigOptions, Kubeconfig},
+    config::{AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext},
     runtime::{
         WatchStreamExt,
         reflector::{Store, store::Writer},
@@ -37,6 +37,7 @@ use crate::{
     ClusterConfig, ClusterError,
     mesh::{ALL_MESH_KINDS, MeshKind, MeshObject},
     raw::{Autoscaler, RawObjects},
+    trim::Trim,
 };
 
 /// The caches, created once discovery has run.
@@ -136,9 +137,59 @@ async fn client(cfg: &ClusterConfig) -> Result<Client, ClusterError> {
         None if cfg.context.is_some() => {
             kube::Config::from_kubeconfig(&opts).await.map_err(|e| ClusterError::BadConfig(e.to_string()))?
         }
+        // In a pod: the service account, whatever kubeconfig the image may carry.
+        None if std::env::var_os(SERVICE_HOST).is_some() => in_cluster(&cfg.service_account_dir).await?,
         None => kube::Config::infer().await.map_err(|e| ClusterError::BadConfig(e.to_string()))?,
     };
     Client::try_from(config).map_err(|e| ClusterError::Kube(e.to_string()))
+}
+
+const SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
+const SERVICE_PORT: &str = "KUBERNETES_SERVICE_PORT";
+
+/// The in-cluster configuration `kube` would make (`https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT`,
+/// the account's token file re-read as it rotates, its CA), with the account folder from
+/// `cluster.service_account_dir` instead of kube's fixed path.
+async fn in_cluster(dir: &std::path::Path) -> Result<kube::Config, ClusterError> {
+    let bad = |m: String| ClusterError::BadConfig(m);
+    let host = std::env::var(SERVICE_HOST).map_err(|e| bad(format!("{SERVICE_HOST}: {e}")))?;
+    let port: u16 = std::env::var(SERVICE_PORT)
+        .map_err(|e| bad(format!("{SERVICE_PORT}: {e}")))?
+        .parse()
+        .map_err(|e| bad(format!("{SERVICE_PORT}: {e}")))?;
+    let host = if host.parse::<std::net::Ipv6Addr>().is_ok() { format!("[{host}]") } else { host };
+    let file = |name: &str| {
+        let p = dir.join(name);
+        if p.is_file() {
+            Ok(p.display().to_string())
+        } else {
+            Err(bad(format!("in-cluster: {} is missing (cluster.service_account_dir)", p.display())))
+        }
+    };
+    let (token, ca) = (file("token")?, file("ca.crt")?);
+    let namespace = std::fs::read_to_string(dir.join("namespace")).ok().map(|n| n.trim().to_string());
+    let kc = Kubeconfig {
+        clusters: vec![NamedCluster {
+            name: "in-cluster".into(),
+            cluster: Some(Cluster { server: Some(format!("https://{host}:{port}")), certificate_authority: Some(ca), ..Default::default() }),
+            ..Default::default()
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: "service-account".into(),
+            auth_info: Some(AuthInfo { token_file: Some(token), ..Default::default() }),
+            ..Default::default()
+        }],
+        contexts: vec![NamedContext {
+            name: "in-cluster".into(),
+            context: Some(Context { cluster: "in-cluster".into(), user: Some("service-account".into()), namespace, ..Default::default() }),
+            ..Default::default()
+        }],
+        current_context: Some("in-cluster".into()),
+        ..Default::default()
+    };
+    kube::Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| bad(format!("in-cluster: {e}")))
 }
 
 /// Finds the served version of each mesh kind; a kind whose CRD is absent is skipped.
@@ -185,15 +236,15 @@ fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
 /// Starts one reflector; its events bump `generation` so the model knows to rebuild.
 fn reflect<K>(api: Api<K>, dyntype: K::DynamicType, what: String, shared: &Shared, tasks: &mut Vec<tokio::task::JoinHandle<()>>) -> Store<K>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Trim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
     let writer = Writer::new(dyntype);
     let store = writer.as_reader();
     let stream = watcher(api, watcher::Config::default())
         .default_backoff()
-        // managedFields can be most of an object's size and nothing reads them.
-        .modify(|o: &mut K| o.meta_mut().managed_fields = None)
+        // Only what the model reads is stored (see trim.rs).
+        .modify(|o: &mut K| o.trim())
         .reflect(writer);
     let (generation, forbidden) = (shared.generation.clone(), shared.forbidden.clone());
     tasks.push(tokio::spawn(async move {

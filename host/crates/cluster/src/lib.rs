@@ -21,6 +21,7 @@ pub mod payload;
 mod plugin;
 pub mod raw;
 pub mod snapshot;
+pub mod trim;
 
 use std::sync::{Arc, Mutex};
 

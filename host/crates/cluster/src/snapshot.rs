@@ -17,6 +17,7 @@ use crate::{
     ClusterError,
     mesh::{MeshKind, MeshObject},
     raw::{Autoscaler, RawObjects},
+    trim::{Trim, trim_meta},
 };
 
 /// Loads every manifest under `paths`. A path that does not exist is a config error; a bad
@@ -155,6 +156,13 @@ fn typed<T: DeserializeOwned>(mut v: Value) -> Result<T, String> {
     serde_json::from_value(v).map_err(|e| format!("cannot read: {e}"))
 }
 
+/// A typed object as the model keeps it: read, then trimmed like the `kube` source's.
+fn kept<T: DeserializeOwned + Trim>(v: Value) -> Result<Arc<T>, String> {
+    let mut o: T = typed(v)?;
+    o.trim();
+    Ok(Arc::new(o))
+}
+
 /// Adds one object (with `apiVersion` and `kind`) to `raw`.
 pub fn ingest(mut v: Value, raw: &mut RawObjects) -> Result<(), String> {
     let api_version = v.get("apiVersion").and_then(Value::as_str).unwrap_or("").to_string();
@@ -176,16 +184,16 @@ pub fn ingest(mut v: Value, raw: &mut RawObjects) -> Result<(), String> {
             meta.entry("namespace").or_insert_with(|| Value::String("default".into()));
         }
     match (group.as_str(), kind.as_str()) {
-        ("", "Namespace") => raw.namespaces.push(Arc::new(typed(v)?)),
-        ("", "Pod") => raw.pods.push(Arc::new(typed(v)?)),
-        ("", "Service") => raw.services.push(Arc::new(typed(v)?)),
-        ("", "ReplicationController") => raw.replication_controllers.push(Arc::new(typed(v)?)),
-        ("apps" | "extensions", "Deployment") => raw.deployments.push(Arc::new(typed(v)?)),
-        ("apps" | "extensions", "ReplicaSet") => raw.replica_sets.push(Arc::new(typed(v)?)),
-        ("apps", "StatefulSet") => raw.stateful_sets.push(Arc::new(typed(v)?)),
-        ("apps" | "extensions", "DaemonSet") => raw.daemon_sets.push(Arc::new(typed(v)?)),
-        ("batch", "Job") => raw.jobs.push(Arc::new(typed(v)?)),
-        ("batch", "CronJob") => raw.cron_jobs.push(Arc::new(typed(v)?)),
+        ("", "Namespace") => raw.namespaces.push(kept(v)?),
+        ("", "Pod") => raw.pods.push(kept(v)?),
+        ("", "Service") => raw.services.push(kept(v)?),
+        ("", "ReplicationController") => raw.replication_controllers.push(kept(v)?),
+        ("apps" | "extensions", "Deployment") => raw.deployments.push(kept(v)?),
+        ("apps" | "extensions", "ReplicaSet") => raw.replica_sets.push(kept(v)?),
+        ("apps", "StatefulSet") => raw.stateful_sets.push(kept(v)?),
+        ("apps" | "extensions", "DaemonSet") => raw.daemon_sets.push(kept(v)?),
+        ("batch", "Job") => raw.jobs.push(kept(v)?),
+        ("batch", "CronJob") => raw.cron_jobs.push(kept(v)?),
         ("autoscaling", "HorizontalPodAutoscaler") => {
             let a = if version == "v1" {
                 Autoscaler::from_v1(&typed::<hpa1::HorizontalPodAutoscaler>(v)?)
@@ -202,11 +210,11 @@ pub fn ingest(mut v: Value, raw: &mut RawObjects) -> Result<(), String> {
     Ok(())
 }
 
-/// A mesh object from its JSON (managedFields dropped).
+/// A mesh object from its JSON (metadata trimmed, only `spec` kept).
 pub fn mesh_object(kind: MeshKind, mut v: Value) -> Result<MeshObject, String> {
     let meta = v.get_mut("metadata").map(Value::take).unwrap_or(Value::Null);
     let mut metadata: ObjectMeta = serde_json::from_value(meta).map_err(|e| format!("bad metadata: {e}"))?;
-    metadata.managed_fields = None;
+    trim_meta(&mut metadata);
     let spec = match v.get_mut("spec").map(Value::take) {
         Some(s @ Value::Object(_)) => s,
         _ => Value::Object(Default::default()),

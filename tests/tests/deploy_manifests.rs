@@ -1,0 +1,232 @@
+//! `deploy/`: every manifest parses into its k8s-openapi type (and says nothing that type
+//! does not know), and the manifests, the container file and the config agree with each
+//! other and with the binary.
+
+use std::{collections::BTreeMap, path::PathBuf};
+
+use integration_tests::server::{BUNDLED, workspace_root};
+use k8s_openapi::{
+    api::{
+        apps::v1::Deployment,
+        core::v1::{ConfigMap, Container, Service, ServiceAccount},
+        rbac::v1::{ClusterRole, ClusterRoleBinding},
+    },
+    apimachinery::pkg::util::intstr::IntOrString,
+};
+use serde_json::{Value, json};
+
+fn kube_dir() -> PathBuf {
+    workspace_root().join("deploy/kubernetes")
+}
+
+fn read(path: &std::path::Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn kustomization() -> Value {
+    serde_saphyr::from_str(&read(&kube_dir().join("kustomization.yaml"))).expect("kustomization.yaml parses")
+}
+
+/// Every document of the kustomization: its resources, then the generated ConfigMaps.
+fn documents() -> Vec<(String, Value)> {
+    let k = kustomization();
+    let mut out = Vec::new();
+    for r in k["resources"].as_array().expect("resources") {
+        let file = r.as_str().expect("resource file");
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&read(&kube_dir().join(file))).expect("YAML");
+        out.extend(docs.into_iter().filter(|d| !d.is_null()).map(|d| (file.to_string(), d)));
+    }
+    for g in k["configMapGenerator"].as_array().expect("configMapGenerator") {
+        let mut data = serde_json::Map::new();
+        for f in g["files"].as_array().expect("files") {
+            let f = f.as_str().expect("file name");
+            data.insert(f.to_string(), json!(read(&kube_dir().join(f))));
+        }
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": g["name"]}, "data": data});
+        out.push(("configMapGenerator".into(), cm));
+    }
+    out
+}
+
+/// Parses into `T` and checks that serializing gives the document back: a misspelt or
+/// misplaced field would be dropped by the parse and show up here.
+fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(file: &str, doc: &Value) -> T {
+    let t: T = serde_json::from_value(doc.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let back = serde_json::to_value(&t).expect("serialize");
+    assert_eq!(&back, doc, "{file}: the document has fields its type does not know");
+    t
+}
+
+struct Manifests {
+    account: ServiceAccount,
+    role: ClusterRole,
+    binding: ClusterRoleBinding,
+    config: ConfigMap,
+    deployment: Deployment,
+    service: Service,
+}
+
+fn manifests() -> Manifests {
+    let (mut account, mut role, mut binding, mut config, mut deployment, mut service) = (None, None, None, None, None, None);
+    for (file, doc) in documents() {
+        let kind = doc["kind"].as_str().unwrap_or_default();
+        match kind {
+            "ServiceAccount" => account = Some(typed(&file, &doc)),
+            "ClusterRole" => role = Some(typed(&file, &doc)),
+            "ClusterRoleBinding" => binding = Some(typed(&file, &doc)),
+            "ConfigMap" => config = Some(typed(&file, &doc)),
+            "Deployment" => deployment = Some(typed(&file, &doc)),
+            "Service" => service = Some(typed(&file, &doc)),
+            // A committed Secret would carry a key value: the README's steps create it.
+            other => panic!("{file}: unexpected kind {other:?}"),
+        }
+    }
+    Manifests {
+        account: account.expect("a ServiceAccount"),
+        role: role.expect("a ClusterRole"),
+        binding: binding.expect("a ClusterRoleBinding"),
+        config: config.expect("a ConfigMap"),
+        deployment: deployment.expect("a Deployment"),
+        service: service.expect("a Service"),
+    }
+}
+
+#[test]
+fn every_manifest_parses_into_its_type_and_every_file_is_listed() {
+    let m = manifests();
+    assert!(m.role.rules.as_ref().is_some_and(|r| !r.is_empty()));
+    let listed: Vec<String> = kustomization()["resources"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect();
+    let mut on_disk: Vec<String> = std::fs::read_dir(kube_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml") && n != "kustomization.yaml")
+        .collect();
+    on_disk.sort();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    assert_eq!(sorted, on_disk, "every manifest file is in kustomization.yaml");
+    assert_eq!(m.config.data.as_ref().map(BTreeMap::len), Some(1));
+}
+
+fn container(d: &Deployment) -> &Container {
+    let spec = d.spec.as_ref().and_then(|s| s.template.spec.as_ref()).expect("pod spec");
+    assert_eq!(spec.containers.len(), 1);
+    &spec.containers[0]
+}
+
+fn toml_config(m: &Manifests) -> toml::Table {
+    let text = m.config.data.as_ref().and_then(|d| d.get("meshlens.toml")).expect("meshlens.toml in the ConfigMap");
+    text.parse().expect("meshlens.toml is TOML")
+}
+
+/// `FROM ... COPY ... USER ...` lines of the container file, continuation lines joined.
+fn containerfile() -> Vec<String> {
+    let text = read(&workspace_root().join("deploy/Containerfile"));
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for l in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        cur.push_str(l.trim_end().trim_end_matches('\\'));
+        cur.push(' ');
+        if !l.trim_end().ends_with('\\') {
+            if !cur.trim().is_empty() {
+                lines.push(cur.trim().to_string());
+            }
+            cur.clear();
+        }
+    }
+    lines
+}
+
+#[test]
+fn ports_probes_paths_and_names_agree() {
+    let m = manifests();
+    let cfg = toml_config(&m);
+    let port = cfg["server"]["port"].as_integer().expect("server.port");
+    let c = container(&m.deployment);
+    let cport = c.ports.as_ref().and_then(|p| p.first()).expect("container port");
+    assert_eq!(i64::from(cport.container_port), port);
+    let named = |p: &IntOrString| match p {
+        IntOrString::String(n) => assert_eq!(Some(n), cport.name.as_ref(), "ports refer to the container port by name"),
+        IntOrString::Int(i) => assert_eq!(i64::from(*i), port),
+    };
+    let live = c.liveness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("liveness httpGet");
+    let ready = c.readiness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("readiness httpGet");
+    assert_eq!(live.path.as_deref(), Some("/healthz"));
+    assert_eq!(ready.path.as_deref(), Some("/ready"));
+    named(&live.port);
+    named(&ready.port);
+    let svc_port = &m.service.spec.as_ref().and_then(|s| s.ports.as_ref()).expect("service ports")[0];
+    named(svc_port.target_port.as_ref().expect("targetPort"));
+
+    // Scrape annotations point at the served port and /metrics below web_root.
+    let tmpl = m.deployment.spec.as_ref().map(|s| &s.template).expect("template");
+    let ann = tmpl.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default();
+    assert_eq!(ann.get("prometheus.io/scrape").map(String::as_str), Some("true"));
+    assert_eq!(ann.get("prometheus.io/port"), Some(&port.to_string()));
+    let web_root = cfg["server"]["web_root"].as_str().unwrap_or("/");
+    assert_eq!(ann.get("prometheus.io/path"), Some(&format!("{}metrics", web_root)));
+
+    // Selectors pick the template's labels.
+    let labels = tmpl.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
+    let dsel = m.deployment.spec.as_ref().and_then(|s| s.selector.match_labels.clone()).unwrap_or_default();
+    let ssel = m.service.spec.as_ref().and_then(|s| s.selector.clone()).unwrap_or_default();
+    for sel in [&dsel, &ssel] {
+        assert!(!sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v)), "{sel:?} vs {labels:?}");
+    }
+
+    // Service account, role and binding name each other.
+    let pod = tmpl.spec.as_ref().expect("pod spec");
+    let sa = m.account.metadata.name.clone();
+    assert_eq!(pod.service_account_name, sa);
+    assert_eq!(m.binding.role_ref.name, m.role.metadata.name.clone().unwrap_or_default());
+    assert_eq!(m.binding.role_ref.kind, "ClusterRole");
+    let subject = &m.binding.subjects.as_ref().expect("subjects")[0];
+    assert_eq!((subject.kind.as_str(), Some(&subject.name)), ("ServiceAccount", sa.as_ref()));
+    assert_eq!(subject.namespace, m.account.metadata.namespace);
+
+    // The config file is mounted where the container file and the args put it.
+    let mount = c.volume_mounts.as_ref().and_then(|v| v.iter().find(|v| v.name == "config")).expect("config mount");
+    let path = format!("{}/meshlens.toml", mount.mount_path);
+    assert_eq!(c.args.as_deref(), Some(&["serve".to_string(), "--config".into(), path.clone()][..]));
+    let vol = pod.volumes.as_ref().and_then(|v| v.iter().find(|v| v.name == "config")).expect("config volume");
+    assert_eq!(vol.config_map.as_ref().map(|c| c.name.clone()), Some(m.config.metadata.name.clone().unwrap_or_default()));
+    let lines = containerfile();
+    assert!(lines.iter().any(|l| l == &format!("COPY deploy/kubernetes/meshlens.toml {path}")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains(&format!("\"--config\", \"{path}\""))), "{lines:?}");
+
+    // Plugins: the folder the config scans is the one the image fills, with every bundled plugin.
+    let dirs = cfg["plugins"]["dirs"].as_array().expect("plugins.dirs");
+    let plugin_dir = dirs[0].as_str().expect("a folder");
+    assert!(lines.iter().any(|l| l == &format!("COPY --from=build /src/target/release/plugins/ {plugin_dir}/")), "{lines:?}");
+    let build = lines.iter().find(|l| l.starts_with("RUN cargo build")).expect("cargo build line");
+    for p in BUNDLED {
+        assert!(build.contains(&format!("-p {p} ")), "the image builds {p}");
+    }
+
+    // Non-root everywhere: the image's user is the pod's.
+    let user = lines.iter().find_map(|l| l.strip_prefix("USER ")).expect("USER");
+    let psc = pod.security_context.as_ref().expect("pod securityContext");
+    assert_eq!(psc.run_as_non_root, Some(true));
+    assert_eq!(psc.run_as_user.map(|u| u.to_string()).as_deref(), user.split(':').next());
+    let csc = c.security_context.as_ref().expect("container securityContext");
+    assert_eq!(csc.read_only_root_filesystem, Some(true));
+    assert_eq!(csc.allow_privilege_escalation, Some(false));
+    assert_eq!(csc.capabilities.as_ref().and_then(|c| c.drop.clone()), Some(vec!["ALL".to_string()]));
+    assert!(lines.iter().any(|l| l == &format!("EXPOSE {port}")));
+    assert!(lines.iter().any(|l| l.starts_with("FROM debian:") && l.ends_with("-slim")), "Debian slim runtime");
+
+    // The drain (5 s grace + 20 s) ends before the kubelet's SIGKILL.
+    assert!(pod.termination_grace_period_seconds.is_some_and(|s| s >= 25));
+    assert_eq!(m.deployment.spec.as_ref().and_then(|s| s.replicas), Some(2));
+    let res = c.resources.as_ref().expect("resources");
+    for what in [&res.requests, &res.limits] {
+        assert!(what.as_ref().is_some_and(|r| r.contains_key("memory")), "memory request and limit");
+    }
+
+    // Secrets only come from the Secret, by the config keys' variable names.
+    let env = c.env.as_ref().expect("env");
+    let from_secret: Vec<&str> =
+        env.iter().filter(|e| e.value_from.as_ref().and_then(|v| v.secret_key_ref.as_ref()).is_some()).map(|e| e.name.as_str()).collect();
+    assert_eq!(from_secret, ["MESHLENS_AUTH__SIGNING_KEY", "MESHLENS_AUTH__PASSWORD"]);
+    assert!(env.iter().all(|e| e.value.is_none()), "no literal values in env");
+}
