@@ -229,6 +229,8 @@ const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
 struct Activity {
     opened: Instant,
     state: Mutex<ActivityState>,
+    /// Wakes the watchdog when its deadline may have moved earlier.
+    changed: tokio::sync::Notify,
 }
 
 struct ActivityState {
@@ -252,6 +254,8 @@ impl Drop for RequestGuard {
         let mut s = self.0.lock();
         s.active = s.active.saturating_sub(1);
         s.idle_since = Instant::now();
+        drop(s);
+        self.0.changed.notify_one();
     }
 }
 
@@ -261,6 +265,7 @@ impl Activity {
         Activity {
             opened: now,
             state: Mutex::new(ActivityState { active: 0, served: 0, idle_since: now, head_started: None, h2: false, bytes_read: 0 }),
+            changed: tokio::sync::Notify::new(),
         }
     }
 
@@ -289,6 +294,8 @@ impl Activity {
         s.bytes_read += bytes.len() as u64;
         if s.active == 0 && s.head_started.is_none() && !s.h2 {
             s.head_started = Some(Instant::now());
+            drop(s);
+            self.changed.notify_one();
         }
     }
 
@@ -315,10 +322,14 @@ impl Activity {
     /// Resolves (with the reason) when the connection has overstayed.
     async fn watchdog(self: Arc<Self>, head: Duration, idle: Duration) -> &'static str {
         loop {
-            match self.deadline(head, idle) {
-                None => tokio::time::sleep(head.min(idle)).await,
+            let wait = match self.deadline(head, idle) {
+                None => None,
                 Some((at, why)) if at <= Instant::now() => return why,
-                Some((at, _)) => tokio::time::sleep_until(at.into()).await,
+                Some((at, _)) => Some(at),
+            };
+            tokio::select! {
+                _ = async { match wait { Some(at) => tokio::time::sleep_until(at.into()).await, None => std::future::pending().await } } => {}
+                _ = self.changed.notified() => {}
             }
         }
     }
