@@ -149,6 +149,60 @@ pub struct TlsConfig {
 pub enum AuthStrategy {
     Login,
     Anonymous,
+    /// The caller's own Kubernetes token (TokenReview); namespaces follow RBAC.
+    Token,
+    /// Like `token`, with the Kubernetes token in `auth.header_name` (set by a proxy).
+    Header,
+}
+
+impl AuthStrategy {
+    /// The name as written in the config (`/status` shows it).
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthStrategy::Login => "login",
+            AuthStrategy::Anonymous => "anonymous",
+            AuthStrategy::Token => "token",
+            AuthStrategy::Header => "header",
+        }
+    }
+
+    /// Whether callers are Kubernetes users whose namespaces follow RBAC.
+    pub fn per_user(self) -> bool {
+        matches!(self, AuthStrategy::Token | AuthStrategy::Header)
+    }
+}
+
+/// `auth.signing_key`: one key, or several (the first signs, all verify: key rotation).
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SigningKeys {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl SigningKeys {
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            SigningKeys::One(k) => vec![k.as_str()],
+            SigningKeys::Many(ks) => ks.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// `[auth.namespace_access]`: the right that makes a namespace visible to a user.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NamespaceAccess {
+    pub verb: String,
+    pub resource: String,
+    /// API group of `resource` (`""`: the core group).
+    pub group: String,
+}
+
+impl Default for NamespaceAccess {
+    fn default() -> Self {
+        NamespaceAccess { verb: "list".into(), resource: "pods".into(), group: String::new() }
+    }
 }
 
 #[derive(Clone, Serialize, Deserialize)]
@@ -157,8 +211,17 @@ pub struct AuthConfig {
     pub strategy: AuthStrategy,
     pub username: String,
     pub password: Option<String>,
-    pub signing_key: Option<String>,
+    /// Argon2 PHC string (`$argon2id$v=19$...`), instead of `password`.
+    pub password_hash: Option<String>,
+    pub signing_key: Option<SigningKeys>,
     pub token_lifetime: HumanDuration,
+    /// `iss` of issued tokens, required on presented ones (`aud` is always "meshlens").
+    pub issuer: String,
+    /// Failed logins allowed per client address per minute; then 429.
+    pub max_failed_logins: u32,
+    pub header_name: String,
+    pub review_cache_ttl: HumanDuration,
+    pub namespace_access: NamespaceAccess,
 }
 
 // Secrets stay out of logs and error messages.
@@ -168,8 +231,14 @@ impl fmt::Debug for AuthConfig {
             .field("strategy", &self.strategy)
             .field("username", &self.username)
             .field("password", &self.password.as_ref().map(|_| "<set>"))
+            .field("password_hash", &self.password_hash.as_ref().map(|_| "<set>"))
             .field("signing_key", &self.signing_key.as_ref().map(|_| "<set>"))
             .field("token_lifetime", &self.token_lifetime)
+            .field("issuer", &self.issuer)
+            .field("max_failed_logins", &self.max_failed_logins)
+            .field("header_name", &self.header_name)
+            .field("review_cache_ttl", &self.review_cache_ttl)
+            .field("namespace_access", &self.namespace_access)
             .finish()
     }
 }
@@ -180,8 +249,14 @@ impl Default for AuthConfig {
             strategy: AuthStrategy::Login,
             username: "admin".into(),
             password: None,
+            password_hash: None,
             signing_key: None,
             token_lifetime: HumanDuration(Duration::from_secs(86_400)),
+            issuer: "meshlens".into(),
+            max_failed_logins: 5,
+            header_name: "X-Forwarded-Access-Token".into(),
+            review_cache_ttl: HumanDuration(Duration::from_secs(60)),
+            namespace_access: NamespaceAccess::default(),
         }
     }
 }
@@ -418,19 +493,9 @@ impl Config {
             (None, Some(_)) => fail("server.tls.cert", "is needed when server.tls.key is set"),
             _ => {}
         }
-        if self.auth.strategy == AuthStrategy::Login {
-            if self.auth.password.as_deref().unwrap_or("").is_empty() {
-                fail("auth.password", "strategy \"login\" needs a password (or set auth.strategy = \"anonymous\")");
-            }
-            if self.auth.username.is_empty() {
-                fail("auth.username", "must not be empty");
-            }
-        }
-        if self.auth.signing_key.as_ref().is_some_and(|key| key.len() < 32) {
-            fail("auth.signing_key", "must be at least 32 bytes long");
-        }
-        if self.auth.token_lifetime.0.is_zero() {
-            fail("auth.token_lifetime", "must be above zero");
+        // One problem of [auth] at a time (the first found).
+        if let Err(ConfigError::Invalid { key, reason }) = self.validate_auth() {
+            fail(&key, &reason);
         }
         if self.cluster.exclude_namespaces.iter().any(|re| regex::Regex::new(re).is_err()) {
             fail("cluster.exclude_namespaces", "contains an invalid regular expression");
@@ -463,6 +528,65 @@ impl Config {
             }
         }
         out
+    }
+
+    fn validate_auth(&self) -> Result<(), ConfigError> {
+        let a = &self.auth;
+        let password = !a.password.as_deref().unwrap_or("").is_empty();
+        if a.strategy == AuthStrategy::Login {
+            if !password && a.password_hash.is_none() {
+                return Err(invalid(
+                    "auth.password",
+                    "strategy \"login\" needs a password or auth.password_hash (or set auth.strategy = \"anonymous\")",
+                ));
+            }
+            if a.username.is_empty() {
+                return Err(invalid("auth.username", "must not be empty"));
+            }
+        }
+        if password && a.password_hash.is_some() {
+            return Err(invalid("auth.password_hash", "set either auth.password or auth.password_hash, not both"));
+        }
+        if let Some(hash) = &a.password_hash {
+            argon2::PasswordHash::new(hash)
+                .ok()
+                .filter(|h| h.algorithm.as_str().starts_with("argon2"))
+                .ok_or_else(|| invalid("auth.password_hash", "expected an Argon2 PHC string such as $argon2id$v=19$m=19456,t=2,p=1$...$..."))?;
+        }
+        if let Some(keys) = &a.signing_key {
+            let keys = keys.keys();
+            if keys.is_empty() || keys.iter().any(|k| k.len() < 32) {
+                return Err(invalid("auth.signing_key", "must be at least 32 bytes long (each key, when a list is given)"));
+            }
+        }
+        if a.token_lifetime.0.is_zero() {
+            return Err(invalid("auth.token_lifetime", "must be above zero"));
+        }
+        if a.issuer.is_empty() {
+            return Err(invalid("auth.issuer", "must not be empty"));
+        }
+        if a.max_failed_logins == 0 {
+            return Err(invalid("auth.max_failed_logins", "must be above zero"));
+        }
+        if warp::http::HeaderName::from_bytes(a.header_name.as_bytes()).is_err() {
+            return Err(invalid("auth.header_name", "must be a valid HTTP header name"));
+        }
+        if a.review_cache_ttl.0.is_zero() {
+            return Err(invalid("auth.review_cache_ttl", "must be above zero"));
+        }
+        if a.namespace_access.verb.is_empty() || a.namespace_access.resource.is_empty() {
+            return Err(invalid("auth.namespace_access", "verb and resource must not be empty"));
+        }
+        if a.strategy.per_user() && self.cluster.source == ClusterSource::Snapshot {
+            return Err(invalid(
+                "auth.strategy",
+                format!(
+                    "strategy \"{}\" needs cluster.source = \"kube\": user tokens and rights are reviewed by the Kubernetes API server, which a snapshot does not have",
+                    a.strategy.name()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The JSON table for a metrics backend (`{}` when absent), plus `timeout_ms`.
@@ -549,6 +673,33 @@ mod tests {
             })
             .collect();
         assert_eq!(keys, ["server.address", "server.web_root", "auth.password", "metrics.timeout"]);
+    }
+
+    #[test]
+    fn per_user_strategies_need_the_kube_source() {
+        let err = from_toml("[auth]\nstrategy = \"token\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"x\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("auth.strategy") && err.contains("cluster.source = \"kube\""), "{err}");
+        assert!(from_toml("[auth]\nstrategy = \"header\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"x\"]").is_err());
+        let cfg = from_toml("[auth]\nstrategy = \"header\"").unwrap();
+        assert_eq!(cfg.auth.header_name, "X-Forwarded-Access-Token");
+        assert_eq!(cfg.auth.review_cache_ttl.0, Duration::from_secs(60));
+        assert_eq!((cfg.auth.namespace_access.verb.as_str(), cfg.auth.namespace_access.resource.as_str()), ("list", "pods"));
+    }
+
+    #[test]
+    fn signing_keys_may_be_listed_and_passwords_hashed() {
+        let two = "[auth]\nstrategy = \"anonymous\"\nsigning_key = [\"0123456789abcdef0123456789abcdef\", \"fedcba9876543210fedcba9876543210\"]";
+        assert_eq!(from_toml(two).unwrap().auth.signing_key.unwrap().keys().len(), 2);
+        let short = "[auth]\nstrategy = \"anonymous\"\nsigning_key = [\"0123456789abcdef0123456789abcdef\", \"short\"]";
+        assert!(from_toml(short).unwrap_err().to_string().contains("auth.signing_key"));
+        let phc = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+        assert!(from_toml(&format!("[auth]\npassword_hash = \"{phc}\"")).is_ok());
+        let err = from_toml("[auth]\npassword_hash = \"plain text\"").unwrap_err().to_string();
+        assert!(err.contains("auth.password_hash"), "{err}");
+        let err = from_toml(&format!("[auth]\npassword = \"x\"\npassword_hash = \"{phc}\"")).unwrap_err().to_string();
+        assert!(err.contains("not both"), "{err}");
     }
 
     #[test]

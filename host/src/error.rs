@@ -11,6 +11,11 @@ pub enum ApiError {
     #[error("{0}")]
     Unauthorized(String),
     #[error("{0}")]
+    Forbidden(String),
+    /// Too many failed logins from one address; `retry_after` in seconds.
+    #[error("{message}")]
+    TooManyRequests { message: String, retry_after: u64 },
+    #[error("{0}")]
     NotFound(String),
     #[error("method not allowed: only GET is supported")]
     MethodNotAllowed,
@@ -46,6 +51,8 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,

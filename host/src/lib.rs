@@ -4,6 +4,7 @@
 //! [`metrics_engine`], concurrently) → build → appenders → JSON.
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod answer_cache;
 pub mod api;
 pub mod auth;

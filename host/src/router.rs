@@ -7,7 +7,12 @@ use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc, time::Instant};
 use futures::FutureExt;
 use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
-use crate::{auth, error::ApiError, state::AppState, telemetry};
+use crate::{
+    access::{Access, Identity},
+    error::ApiError,
+    state::AppState,
+    telemetry,
+};
 
 /// What a handler returns.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send>>;
@@ -22,6 +27,8 @@ pub struct Route {
     pub handler: Handler,
     /// Answers without authentication (`/` and `/status`).
     pub public: bool,
+    /// Answers carry `Cache-Control: no-store` (credentials in the body).
+    pub no_store: bool,
     segments: Vec<Segment>,
 }
 
@@ -42,12 +49,18 @@ impl Route {
                 None => Segment::Literal(s),
             })
             .collect();
-        Route { op, path, handler, public: false, segments }
+        Route { op, path, handler, public: false, no_store: false, segments }
     }
 
     /// Marks the route as answering without authentication.
     pub fn public(mut self) -> Route {
         self.public = true;
+        self
+    }
+
+    /// Marks the route's answers as not to be stored by caches.
+    pub fn no_store(mut self) -> Route {
+        self.no_store = true;
         self
     }
 
@@ -80,6 +93,9 @@ pub struct Ctx {
     params: Vec<(&'static str, String)>,
     query: Vec<(String, String)>,
     pub headers: HeaderMap,
+    /// Who is asking, and which namespaces they may see. Routes with a `{namespace}`
+    /// parameter were checked before the handler runs; handlers check any other namespace.
+    pub access: Access,
     /// The client's address (the TCP peer; proxies are not looked through).
     pub client: Option<SocketAddr>,
 }
@@ -162,13 +178,14 @@ impl Router {
         let scope = telemetry::RequestScope::new(&headers);
         let _in_flight = telemetry::InFlight::enter();
         let mut op = "unmatched";
+        let mut no_store = false;
         // A script (the console) asks for no Basic challenge: browsers would pop up their own login.
         let scripted = headers.contains_key("x-requested-with");
         let mut response = if let Some(resp) = crate::console::intercept(&self.web_root, &method, &split(path), &headers) {
             op = "console";
             resp
         } else {
-            match scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client, &mut op)).await {
+            match scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client, &mut op, &mut no_store)).await {
                 Ok(Answer::Reply(reply)) => reply_response(reply),
                 Ok(Answer::Response(r)) => r,
                 Err(e) => error_response(&e),
@@ -179,6 +196,9 @@ impl Router {
         }
         if let Ok(v) = HeaderValue::from_str(&scope.id) {
             response.headers_mut().insert(telemetry::REQUEST_ID, v);
+        }
+        if no_store {
+            response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         telemetry::finish(&scope, op, method.as_str(), path, response.status(), started.elapsed());
         response
@@ -193,6 +213,7 @@ impl Router {
         headers: HeaderMap,
         client: Option<SocketAddr>,
         op: &mut &'static str,
+        no_store: &mut bool,
     ) -> Result<Answer, ApiError> {
         if self.is_self_metrics(&state, path) {
             *op = "metrics";
@@ -200,7 +221,7 @@ impl Router {
                 return Err(ApiError::MethodNotAllowed);
             }
             if !state.config.server.metrics.public {
-                auth::check(&state, &headers)?;
+                state.auth.check(&headers, client.map(|c| c.ip())).await?;
             }
             return Ok(Answer::Response(telemetry::metrics_response(&state).await));
         }
@@ -212,19 +233,32 @@ impl Router {
             return Err(ApiError::not_found("no such operation"));
         };
         *op = route.op;
+        *no_store = route.no_store;
         if method != Method::GET && method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed);
-        }
-        if !route.public {
-            auth::check(&state, &headers)?;
         }
         let query = raw_query
             .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        let ctx = Ctx { state: state.clone(), op: route.op, params, query, headers, client };
         let timeout = state.config.server.request_timeout.0;
+        let handler = route.handler;
+        let public = route.public;
+        let op = route.op;
+        // Authentication and access reviews may ask the API server: inside the deadline too.
+        let fut = async move {
+            let identity = if public { Identity::Unauthenticated } else { state.auth.check(&headers, client.map(|c| c.ip())).await? };
+            if let Identity::Kube(user) = &identity {
+                telemetry::set_user(&user.username);
+            }
+            let access = Access::new(identity, state.auth.reviewer.clone());
+            // Every operation on one namespace: visible, or 403 before any work.
+            if let Some((_, ns)) = params.iter().find(|(n, _)| *n == "namespace") {
+                access.require(&[ns.as_str()]).await?;
+            }
+            handler(Ctx { state, op, params, query, headers, access, client }).await
+        };
         // A panic in a handler must answer 500 for that request, not end the connection.
-        let fut = std::panic::AssertUnwindSafe((route.handler)(ctx)).catch_unwind();
+        let fut = std::panic::AssertUnwindSafe(fut).catch_unwind();
         match tokio::time::timeout(timeout, fut).await {
             Ok(Ok(result)) => result.map(Answer::Reply),
             Ok(Err(_)) => Err(ApiError::internal("internal error while handling the request")),
@@ -288,6 +322,9 @@ pub fn error_response(e: &ApiError) -> warp::http::Response<Vec<u8>> {
         }
         ApiError::MethodNotAllowed => {
             h.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        }
+        ApiError::TooManyRequests { retry_after, .. } => {
+            h.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
         }
         _ => {}
     }

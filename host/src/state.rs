@@ -5,6 +5,7 @@ use std::{path::PathBuf, sync::Arc, time::Instant};
 use abi_stable::std_types::{RResult, RStr};
 
 use crate::{
+    access::Reviewer,
     auth,
     config::Config,
     metrics_engine::MetricsEngine,
@@ -17,7 +18,8 @@ pub struct AppState {
     pub plugins: Arc<Registry>,
     pub metrics: Arc<MetricsEngine>,
     pub cluster: meshlens_cluster::Cluster,
-    pub signing_key: Vec<u8>,
+    /// Credentials, session tokens and (strategies `token`, `header`) access reviews.
+    pub auth: auth::Auth,
     pub started: Instant,
     /// Start-up problems shown in `/status` `warningMessages`.
     pub warnings: Vec<String>,
@@ -49,12 +51,6 @@ impl AppState {
             .iter()
             .map(|r| format!("plugin {} was not loaded: {}", r.path.display(), r.reason))
             .collect();
-
-        let (signing_key, generated) = auth::signing_key(config.auth.signing_key.as_deref())
-            .map_err(|e| StartupError::Random(e.to_string()))?;
-        if generated {
-            tracing::warn!("auth.signing_key is not set: using a random key; tokens will not survive a restart");
-        }
 
         for a in &registry.appenders {
             let table = config.appenders.get(&a.name).cloned().unwrap_or_else(|| serde_json::json!({}));
@@ -94,12 +90,19 @@ impl AppState {
             .map_err(|e| StartupError::Other(format!("cannot start the cluster source: {e}")))?;
         warnings.extend(cluster.warnings());
 
+        let a = &config.auth;
+        let reviewer = Arc::new(Reviewer::new(cluster.kube_client(), a.review_cache_ttl.0, a.namespace_access.clone()));
+        let (auth, generated) = auth::Auth::new(a, reviewer).map_err(|e| StartupError::Random(e.to_string()))?;
+        if generated {
+            tracing::warn!("auth.signing_key is not set: using a random key; tokens will not survive a restart");
+        }
+
         Ok(AppState {
             config,
             plugins: Arc::new(registry),
             metrics,
             cluster,
-            signing_key,
+            auth,
             started,
             warnings,
             lifecycle: Default::default(),

@@ -5,13 +5,13 @@
 //! at once through the metrics engine) → build the graph, appenders in order, markers →
 //! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the blocking pool.
 
-use std::{sync::Arc, time::Instant};
+use std::{collections::HashSet, sync::Arc, time::Instant};
 
 use abi_stable::std_types::{RResult, RVec};
 use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
     GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order, build_graph, finish,
-    round_results, traffic_plan,
+    names_only, round_results, traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
@@ -92,6 +92,9 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let now = st.metrics.default_time();
     let opts = GraphOptions::parse(target, |k| ctx.query(k).map(str::to_string), now, &registered, &settings(&st))
         .map_err(|e| ApiError::bad_request(e.message))?;
+    // Every requested namespace must be visible, or the whole request is refused.
+    let requested: Vec<&str> = opts.namespaces.iter().map(String::as_str).collect();
+    ctx.access.require(&requested).await?;
 
     let cluster = st.cluster.state().await?;
     for ns in &opts.namespaces {
@@ -131,6 +134,7 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             AppenderData { cluster, results: results.into() }
         })
         .collect();
+    let hidden = hidden_namespaces(&ctx, &traffic).await?;
 
     // Build, transform and serialise off the async workers; each phase is timed.
     tokio::task::spawn_blocking(move || -> Result<Reply, ApiError> {
@@ -147,7 +151,8 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             }
         }
         let t = Instant::now();
-        finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some());
+        finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
+        names_only(&mut g, &|ns| hidden.contains(ns));
         let out = GraphOutput::new(&opts, &g);
         let reply = match opts.format {
             GraphFormat::Json => Reply::Json(out.to_json()),
@@ -160,6 +165,23 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     })
     .await
     .map_err(|e| ApiError::internal(format!("graph task failed: {e}")))?
+}
+
+/// Namespaces the traffic reaches that the caller may not see: their nodes keep only their
+/// names ([`names_only`]). Empty for callers who see everything.
+async fn hidden_namespaces(ctx: &Ctx, traffic: &[Arc<QueryResult>]) -> Result<HashSet<String>, ApiError> {
+    if !ctx.access.restricted() {
+        return Ok(HashSet::new());
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    for series in traffic.iter().flat_map(|r| r.series.iter()) {
+        for l in series.labels.iter().filter(|l| l.name.as_str().ends_with("_namespace")) {
+            seen.insert(l.value.as_str());
+        }
+    }
+    let names: Vec<&str> = seen.into_iter().filter(|n| !n.is_empty() && *n != meshlens_traffic::UNKNOWN).collect();
+    let visible = ctx.access.visible(&names).await?;
+    Ok(names.into_iter().zip(visible).filter(|(_, v)| !v).map(|(n, _)| n.to_string()).collect())
 }
 
 fn plugin_error(appender: &str, e: plugin_api::PluginError) -> ApiError {

@@ -1,4 +1,5 @@
-//! The namespace list (not in the spec; every client needs it): `[{name, creationTimestamp}]`.
+//! The namespace list (not in the spec; every client needs it): `[{name, creationTimestamp}]`,
+//! only the namespaces the caller may see.
 
 use crate::router::{Ctx, HandlerFuture, Reply, Route};
 
@@ -9,6 +10,12 @@ pub fn routes() -> Vec<Route> {
 fn namespace_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = ctx.state.cluster.state().await?;
-        Ok(Reply::json(&state.namespace_list()))
+        let list = state.namespace_list();
+        if !ctx.access.restricted() {
+            return Ok(Reply::json(&list));
+        }
+        // Only the namespaces the caller may see.
+        let list = ctx.access.filter(list, |n| n.name.as_str()).await?;
+        Ok(Reply::json(&list))
     })
 }

@@ -37,10 +37,13 @@ pub struct ExternalService {
 fn status(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = &ctx.state;
-        let authenticated = crate::auth::check(state, &ctx.headers).is_ok();
+        // A TokenReview may be slow: /status does not wait long for one (then: not authenticated).
+        let check = state.auth.check(&ctx.headers, ctx.client.map(|c| c.ip()));
+        let authenticated = matches!(tokio::time::timeout(std::time::Duration::from_secs(1), check).await, Ok(Ok(_)));
         let mut status = std::collections::BTreeMap::new();
         status.insert("state".to_string(), "running".to_string());
         status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
+        status.insert("authStrategy".to_string(), state.config.auth.strategy.name().to_string());
 
         let mut services = Vec::new();
         let seen = state.lifecycle.backend();

@@ -1,21 +1,20 @@
-//! GetToken: exchanges user and password (HTTP Basic) for a signed token.
+//! GetToken: exchanges the strategy's credentials for a signed session token: user and
+//! password (HTTP Basic) with `login`, the caller's Kubernetes token (`Authorization:
+//! Bearer`, or `auth.header_name`) with `token` and `header`. Never cached (`no-store`).
 
-use crate::{
-    auth,
-    router::{Ctx, HandlerFuture, Reply, Route},
-};
+use crate::router::{Ctx, HandlerFuture, Reply, Route};
 
 pub fn routes() -> Vec<Route> {
-    // Public at the router: the handler itself demands the Basic credentials.
-    vec![Route::get("GetToken", "/token", get_token).public()]
+    // Public at the router: the handler itself demands the credentials.
+    vec![Route::get("GetToken", "/token", get_token).public().no_store()]
 }
 
 fn get_token(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = &ctx.state;
-        let user = auth::token_user(state, &ctx.headers)?;
+        let (user, kube) = state.auth.token_user(&ctx.headers, ctx.client.map(|c| c.ip())).await?;
         crate::telemetry::set_user(&user);
-        let issued = auth::issue(&state.signing_key, &user, state.config.auth.token_lifetime.0, state.started);
+        let issued = state.auth.issue(&user, kube, state.config.auth.token_lifetime.0, state.started)?;
         Ok(Reply::json(&serde_json::json!({ "token": issued.token, "expired_at": issued.expired_at })))
     })
 }

@@ -116,6 +116,8 @@ pub(crate) struct KubeSource {
     generation: Arc<AtomicU64>,
     version: Arc<OnceLock<String>>,
     tasks: Vec<tokio::task::AbortHandle>,
+    /// The service's own client, for requests beyond the caches (access reviews).
+    client: Client,
 }
 
 impl Drop for KubeSource {
@@ -285,6 +287,7 @@ impl KubeSource {
         let (ready_tx, ready) = watch::channel(false);
         let (s2, g2, v2) = (stores.clone(), generation.clone(), version.clone());
         let sh = Shared { generation: generation.clone(), forbidden: forbidden.clone() };
+        let own_client = client.clone();
         let main = tokio::spawn(async move {
             let mut delay = Duration::from_millis(200);
             let mesh = loop {
@@ -337,7 +340,7 @@ impl KubeSource {
             let _guard = AbortAll(tasks.iter().map(|t| t.abort_handle()).collect());
             futures::future::join_all(tasks).await;
         });
-        Ok(KubeSource { stores, forbidden, ready, generation, version, tasks: vec![main.abort_handle()] })
+        Ok(KubeSource { stores, forbidden, ready, generation, version, tasks: vec![main.abort_handle()], client: own_client })
     }
 
     /// Whether the first sync is done (never waits).
@@ -364,6 +367,11 @@ impl KubeSource {
     /// Changes since start (any watch event bumps it).
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst)
+    }
+
+    /// The service's own client.
+    pub(crate) fn client(&self) -> Client {
+        self.client.clone()
     }
 
     /// The API server's version, once known.

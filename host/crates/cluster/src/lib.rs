@@ -199,6 +199,14 @@ impl Cluster {
         }
     }
 
+    /// The `kube` source's client, with the service's own credentials (`None` for a snapshot).
+    pub fn kube_client(&self) -> Option<kube::Client> {
+        match &self.inner.source {
+            Source::Kube(k) => Some(k.client()),
+            Source::Snapshot(..) => None,
+        }
+    }
+
     /// Problems found while loading a snapshot (file, document index, reason).
     pub fn warnings(&self) -> Vec<String> {
         self.inner.warnings.clone()

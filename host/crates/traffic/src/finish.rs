@@ -2,7 +2,7 @@
 //! the order appenders run in (reference §2.5, §3, §11.5).
 
 use appender_support::{FastMap, FastSet, HashMapExt, node_positions};
-use plugin_api::{Edge, Graph, GraphType, NodeType};
+use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 
 use crate::options::GraphOptions;
 
@@ -66,6 +66,25 @@ pub fn finish(opts: &GraphOptions, graph: &mut Graph, accessible: &dyn Fn(&str) 
     }
     if opts.graph_type == GraphType::Service && !opts.is_node_graph() {
         reduce_to_services(graph);
+    }
+}
+
+/// Strips the nodes of namespaces the caller may not see (`hidden`) to their names: they
+/// stay in the graph as the ends of visible traffic, without traffic totals, flags or any
+/// appender's fields. Edges keep their own data: it is traffic of a visible namespace.
+pub fn names_only(graph: &mut Graph, hidden: &dyn Fn(&str) -> bool) {
+    for n in graph.nodes.iter_mut() {
+        let ns = n.namespace.as_str();
+        if ns == appender_support::UNKNOWN || !hidden(ns) {
+            continue;
+        }
+        let mut bare = Node::new(n.id.as_str(), n.node_type, ns);
+        bare.workload = std::mem::take(&mut n.workload);
+        bare.app = std::mem::take(&mut n.app);
+        bare.version = std::mem::take(&mut n.version);
+        bare.service = std::mem::take(&mut n.service);
+        (bare.is_outside, bare.is_inaccessible, bare.is_root) = (n.is_outside, true, n.is_root);
+        *n = bare;
     }
 }
 
