@@ -53,8 +53,11 @@ WL = path_param("workload", "The workload name.")
 ERRORS = {
     400: "BadRequestError: the client request is incorrect",
     401: "Unauthorized: missing or invalid credentials",
+    403: "Forbidden: strategies token and header: the caller may not see the namespace (or one of them); "
+         "the same answer whether it exists or not",
     404: "NotFoundError: the server could not find what was requested",
     406: "NotAcceptable: the request cannot be accepted",
+    429: "TooManyRequests: too many failed logins from this address; see Retry-After",
     500: "Internal: something has gone wrong on the server",
     503: "Unavailable: a service this operation needs is unavailable",
 }
@@ -107,8 +110,12 @@ OPS = [
      obj({"status": S}, ["status"]), []),
     ("/ready", "ready", "status", "Readiness: cluster cache synced, metrics backend answered recently, not shutting down.",
      [], obj({"status": S}, ["status"]), [503]),
-    ("/token", "GetToken", "auth", "Issue an authentication token for HTTP Basic user and password.", [],
-     ref("TokenGenerated"), [401, 404, 500]),
+    ("/token", "GetToken", "auth",
+     "Issue a session token. Strategy login: HTTP Basic user and password. Strategy token: the caller's "
+     "Kubernetes token as 'Authorization: Bearer <token>' (checked by a TokenReview); the session token carries "
+     "the reviewed user, and namespaces follow that user's RBAC. Strategy header: the Kubernetes token in the "
+     "configured auth.header_name, set by the authenticating proxy. Answers carry 'Cache-Control: no-store'.",
+     [], ref("TokenGenerated"), [401, 404, 429, 500, 503]),
     ("/config", "getConfig", "status", "Configuration of the service (StatusInfo).", [], ref("StatusInfo"), [401, 500]),
     ("/grafana", "dashboardInfo", "external", "URL and descriptors of the external dashboard tool.", [],
      ref("DashboardToolInfo"), [401, 500, 503], {"204": {"description": "Display link disabled (empty body)"}}),
@@ -229,6 +236,8 @@ def main():
     for entry in OPS:
         path, op_id, tag, summary, params, schema, codes = entry[:7]
         extra = entry[7] if len(entry) > 7 else None
+        if "{namespace}" in path or op_id == "graphNamespaces":
+            codes = sorted(set(codes) | {403})
         paths[path] = {"get": {
             "operationId": op_id,
             "tags": [tag],
@@ -240,7 +249,7 @@ def main():
         if op_id not in ("Root", "getStatus", "swagger", "GetToken", "healthz", "ready"):
             paths[path]["get"]["security"] = [{"bearer": []}, {"basic": []}]
         if op_id == "GetToken":
-            paths[path]["get"]["security"] = [{"basic": []}]
+            paths[path]["get"]["security"] = [{"basic": []}, {"kubernetes": []}, {"proxyHeader": []}]
     doc = {
         "swagger": "2.0",
         "info": {"title": "meshlens", "description": "Observability service for a service mesh.", "version": "0.1.0"},
@@ -251,7 +260,12 @@ def main():
         "securityDefinitions": {
             "basic": {"type": "basic", "description": "user and password"},
             "bearer": {"type": "apiKey", "name": "Authorization", "in": "header",
-                       "description": "Bearer <token from GET /token>"},
+                       "description": "Bearer <token from GET /token>; with strategy token also Bearer <Kubernetes token>"},
+            "kubernetes": {"type": "apiKey", "name": "Authorization", "in": "header",
+                           "description": "strategy token: Bearer <Kubernetes token>, exchanged at GET /token"},
+            "proxyHeader": {"type": "apiKey", "name": "X-Forwarded-Access-Token", "in": "header",
+                            "description": "strategy header: the Kubernetes token set by the authenticating proxy "
+                                           "(header name from auth.header_name)"},
         },
         "paths": paths,
         "definitions": DEFS,

@@ -75,6 +75,19 @@ impl Setup {
         self.get(path, &[("Authorization", &format!("Bearer {token}"))]).await
     }
 
+    /// Asks up to 40 times, 100 ms apart, until the answer is `want`; the last status.
+    async fn poll(&self, token: &str, path: &str, want: u16) -> u16 {
+        let mut status = 0;
+        for _ in 0..40 {
+            status = self.as_user(token, path).await.status;
+            if status == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        status
+    }
+
     async fn namespaces(&self, token: &str) -> Vec<String> {
         let r = self.as_user(token, "/api/namespaces").await;
         assert_eq!(r.status, 200, "{}", r.text());
@@ -212,28 +225,14 @@ async fn unknown_expired_and_revoked_credentials() {
     // A revoked right takes effect within the cache TTL (1 s here).
     assert_eq!(s.as_user(ALICE, "/api/namespaces/bookinfo/apps").await.status, 200);
     s.reviews.revoke("alice", "bookinfo");
-    let mut status = 200;
-    for _ in 0..40 {
-        status = s.as_user(ALICE, "/api/namespaces/bookinfo/apps").await.status;
-        if status == 403 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let status = s.poll(ALICE, "/api/namespaces/bookinfo/apps", 403).await;
     assert_eq!(status, 403, "the revoked right was still honoured after 4 s");
     assert!(s.namespaces(ALICE).await.is_empty());
     s.reviews.grant("alice", "bookinfo");
 
     // An expired Kubernetes token: 401 once the cached review has expired.
     s.reviews.expire_token(BOB);
-    let mut status = 200;
-    for _ in 0..40 {
-        status = s.as_user(BOB, "/api/namespaces").await.status;
-        if status == 401 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let status = s.poll(BOB, "/api/namespaces", 401).await;
     assert_eq!(status, 401, "an expired token was still accepted after 4 s");
 
     // An expired session token (lifetime 2 s): 401, and no TokenReview is asked.
