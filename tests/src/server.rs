@@ -337,3 +337,28 @@ mod tests {
         assert_eq!(super::basic_auth("a", "b"), "Basic YTpi");
     }
 }
+
+/// `clients` threads that each GET `path` once a second for `seconds` seconds (a console
+/// left open on one page), their starts spread evenly over the first second as independent
+/// viewers' would be; every response.
+pub fn viewers(m: &Meshlens, path: &str, clients: usize, seconds: u64) -> Vec<Response> {
+    let begin = Instant::now();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|c| {
+                s.spawn(move || {
+                    let start = begin + Duration::from_millis(1000 * c as u64 / clients.max(1) as u64);
+                    std::thread::sleep(start.saturating_duration_since(Instant::now()));
+                    let mut answers = Vec::new();
+                    for i in 0..seconds {
+                        answers.push(m.get(path));
+                        let next = start + Duration::from_secs(i + 1);
+                        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                    }
+                    answers
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("viewer thread")).collect()
+    })
+}

@@ -8,7 +8,7 @@ use std::{
 };
 
 use integration_tests::prometheus::{Fixture, PromServer, fixture};
-use integration_tests::server::{BUNDLED, Meshlens, basic_auth, plugin_dir, workspace_root};
+use integration_tests::server::{BUNDLED, Meshlens, basic_auth, plugin_dir, viewers, workspace_root};
 use serde_json::Value;
 
 const GRAPH: &str = "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp";
@@ -183,30 +183,6 @@ fn json_logs_carry_one_line_per_request_with_its_id() {
     assert!(lines.iter().all(|l| !l.to_string().contains("s3cret")), "the password is never logged");
 }
 
-/// Runs `clients` threads that each GET `path` once a second for `seconds` seconds; the
-/// `timestamp` of every answer.
-fn viewers(m: &Meshlens, path: &str, clients: usize, seconds: u64) -> Vec<i64> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..clients)
-            .map(|_| {
-                s.spawn(|| {
-                    let start = Instant::now();
-                    let mut stamps = Vec::new();
-                    for i in 0..seconds {
-                        let r = m.get(path);
-                        assert_eq!(r.status, 200, "{}", r.text());
-                        stamps.push(r.json()["timestamp"].as_i64().expect("timestamp"));
-                        let next = start + Duration::from_secs(i + 1);
-                        std::thread::sleep(next.saturating_duration_since(Instant::now()));
-                    }
-                    stamps
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("viewer")).collect()
-    })
-}
-
 /// Mesh queries Prometheus executed, as (query, evaluation time) with how often each ran.
 fn executed(prom: &PromServer) -> BTreeMap<(String, i64), usize> {
     let mut runs = BTreeMap::new();
@@ -227,7 +203,13 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     let dir = plugin_dir(BUNDLED);
     let m = Meshlens::start(&config(&prom, dir.path(), "cache_ttl = \"10s\""), &[], vec![dir]).expect("meshlens starts");
 
-    let stamps = viewers(&m, GRAPH, 20, 10);
+    let stamps: Vec<i64> = viewers(&m, GRAPH, 20, 10)
+        .iter()
+        .map(|r| {
+            assert_eq!(r.status, 200, "{}", r.text());
+            r.json()["timestamp"].as_i64().expect("timestamp")
+        })
+        .collect();
     assert_eq!(stamps.len(), 200);
     // Without queryTime the graph is evaluated at now rounded down to the TTL.
     let buckets: BTreeSet<i64> = stamps.iter().copied().collect();
