@@ -177,15 +177,13 @@ impl Router {
         let started = Instant::now();
         let scope = telemetry::RequestScope::new(&headers);
         let _in_flight = telemetry::InFlight::enter();
-        let mut op = "unmatched";
-        let mut no_store = false;
         // A script (the console) asks for no Basic challenge: browsers would pop up their own login.
         let scripted = headers.contains_key("x-requested-with");
         let mut response = if let Some(resp) = crate::console::intercept(&self.web_root, &method, &split(path), &headers) {
-            op = "console";
+            scope.set_operation("console");
             resp
         } else {
-            match scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client, &mut op, &mut no_store)).await {
+            match scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client)).await {
                 Ok(Answer::Reply(reply)) => reply_response(reply),
                 Ok(Answer::Response(r)) => r,
                 Err(e) => error_response(&e),
@@ -197,10 +195,11 @@ impl Router {
         if let Ok(v) = HeaderValue::from_str(&scope.id) {
             response.headers_mut().insert(telemetry::REQUEST_ID, v);
         }
+        let no_store = scope.operation().is_some_and(|op| self.routes.iter().any(|r| r.op == op && r.no_store));
         if no_store {
             response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
-        telemetry::finish(&scope, op, method.as_str(), path, response.status(), started.elapsed());
+        telemetry::finish(&scope, method.as_str(), path, response.status(), started.elapsed());
         response
     }
 
@@ -212,11 +211,9 @@ impl Router {
         raw_query: Option<String>,
         headers: HeaderMap,
         client: Option<SocketAddr>,
-        op: &mut &'static str,
-        no_store: &mut bool,
     ) -> Result<Answer, ApiError> {
         if self.is_self_metrics(&state, path) {
-            *op = "metrics";
+            telemetry::set_operation("metrics");
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::MethodNotAllowed);
             }
@@ -232,8 +229,7 @@ impl Router {
         let Some((route, params)) = self.routes.iter().find_map(|r| r.matches(&parts).map(|p| (r, p))) else {
             return Err(ApiError::not_found("no such operation"));
         };
-        *op = route.op;
-        *no_store = route.no_store;
+        telemetry::set_operation(route.op);
         if method != Method::GET && method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed);
         }

@@ -7,7 +7,7 @@
 use std::{
     io::IsTerminal,
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -29,6 +29,8 @@ pub struct RequestScope {
     coalesced: AtomicU64,
     cached: AtomicU64,
     user: Mutex<Option<String>>,
+    /// The matched operation id (unset: `unmatched`).
+    operation: OnceLock<&'static str>,
 }
 
 tokio::task_local! {
@@ -61,7 +63,18 @@ impl RequestScope {
             coalesced: AtomicU64::new(0),
             cached: AtomicU64::new(0),
             user: Mutex::new(None),
+            operation: OnceLock::new(),
         })
+    }
+
+    /// The matched operation id, once known.
+    pub fn operation(&self) -> Option<&'static str> {
+        self.operation.get().copied()
+    }
+
+    /// Names the operation of a request answered outside [`RequestScope::run`].
+    pub fn set_operation(&self, op: &'static str) {
+        let _ = self.operation.set(op);
     }
 
     /// Runs `fut` with this scope as the current request's.
@@ -102,6 +115,11 @@ pub fn count_query(outcome: QueryOutcome) {
     });
 }
 
+/// Names the current request's operation (once the route matched).
+pub fn set_operation(op: &'static str) {
+    let _ = REQUEST.try_with(|r| r.operation.set(op));
+}
+
 /// Names the current request's user in its log line.
 pub fn set_user(name: &str) {
     let _ = REQUEST.try_with(|r| *r.user.lock().unwrap_or_else(|e| e.into_inner()) = Some(name.to_string()));
@@ -124,7 +142,8 @@ impl Drop for InFlight {
 }
 
 /// Records the request in the metrics and writes its log line.
-pub fn finish(scope: &RequestScope, operation: &'static str, method: &str, path: &str, status: StatusCode, took: Duration) {
+pub fn finish(scope: &RequestScope, method: &str, path: &str, status: StatusCode, took: Duration) {
+    let operation = scope.operation.get().copied().unwrap_or("unmatched");
     let m = metrics();
     let status = status.as_u16();
     m.api_requests.get_or_create(&meshlens_telemetry::RequestLabels { operation, status }).inc();

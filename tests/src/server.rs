@@ -329,15 +329,6 @@ pub fn basic_auth(user: &str, password: &str) -> String {
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn basic_auth_encodes_like_rfc7617() {
-        assert_eq!(super::basic_auth("Aladdin", "open sesame"), "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
-        assert_eq!(super::basic_auth("a", "b"), "Basic YTpi");
-    }
-}
-
 /// `clients` threads that each GET `path` once a second for `seconds` seconds (a console
 /// left open on one page), their starts spread evenly over the first second as independent
 /// viewers' would be; every response.
@@ -362,3 +353,13 @@ pub fn viewers(m: &Meshlens, path: &str, clients: usize, seconds: u64) -> Vec<Re
         handles.into_iter().flat_map(|h| h.join().expect("viewer thread")).collect()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn basic_auth_encodes_like_rfc7617() {
+        assert_eq!(super::basic_auth("Aladdin", "open sesame"), "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+        assert_eq!(super::basic_auth("a", "b"), "Basic YTpi");
+    }
+}
+

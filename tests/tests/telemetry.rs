@@ -214,7 +214,6 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     // Without queryTime the graph is evaluated at now rounded down to the TTL.
     let buckets: BTreeSet<i64> = stamps.iter().copied().collect();
     assert!(buckets.iter().all(|t| t % 10 == 0), "{buckets:?}");
-    assert!(buckets.len() <= 3, "ten seconds span at most three 10 s buckets: {buckets:?}");
 
     let runs = poll(Duration::from_secs(10), || {
         let r = executed(&prom);
