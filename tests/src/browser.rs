@@ -83,7 +83,7 @@ fn start() -> Shared {
     // ended); then the whole group goes.
     let mut driver = Command::new("sh")
         .arg("-c")
-        .arg("\"$0\" --port=0 & read _ignored; kill -TERM -- -$$ 2>/dev/null")
+        .arg("\"$0\" --port=0 & read _ignored; kill -TERM -$$ 2>/dev/null")
         .arg(&chromedriver)
         .process_group(0)
         .stdin(Stdio::piped())
