@@ -49,15 +49,20 @@ pub enum Identity {
     Unauthenticated,
 }
 
+/// Token digest → when reviewed, and the user it names (`None`: refused).
+type TokenCache = Mutex<HashMap<[u8; 32], (Instant, Option<Arc<KubeUser>>)>>;
+/// (user, namespace) → when decided, and whether allowed.
+type DecisionCache = Mutex<HashMap<(Arc<KubeUser>, String), (Instant, bool)>>;
+
 /// Reviews and their caches; one per service.
 pub struct Reviewer {
     client: Option<kube::Client>,
     ttl: Duration,
     access: NamespaceAccess,
     /// SHA-256 of a token → the user it names, or `None` when the API server refused it.
-    tokens: Mutex<HashMap<[u8; 32], (Instant, Option<Arc<KubeUser>>)>>,
+    tokens: TokenCache,
     /// (user, namespace; `""` = every namespace) → allowed.
-    decisions: Mutex<HashMap<(Arc<KubeUser>, String), (Instant, bool)>>,
+    decisions: DecisionCache,
 }
 
 impl Reviewer {
@@ -67,14 +72,19 @@ impl Reviewer {
 
     fn client(&self) -> Result<kube::Client, ApiError> {
         // Config validation refuses per-user strategies without a kube source.
-        self.client.clone().ok_or_else(|| ApiError::internal("no Kubernetes API server to review tokens with"))
+        self.client
+            .clone()
+            .ok_or_else(|| ApiError::internal("no Kubernetes API server to review tokens with"))
     }
 
     /// The user a Kubernetes token belongs to (TokenReview, cached); 401 when it names none.
     pub async fn authenticate(&self, token: &str) -> Result<Arc<KubeUser>, ApiError> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         let now = Instant::now();
-        let cached = lock(&self.tokens).get(&key).filter(|(t, _)| now.duration_since(*t) < self.ttl).map(|(_, u)| u.clone());
+        let cached = lock(&self.tokens)
+            .get(&key)
+            .filter(|(t, _)| now.duration_since(*t) < self.ttl)
+            .map(|(_, u)| u.clone());
         let user = match cached {
             Some(u) => u,
             None => {
@@ -87,13 +97,14 @@ impl Reviewer {
                     .await
                     .map_err(|e| review_failed("TokenReview", e))?;
                 let status = answer.status.unwrap_or_default();
-                let user = status.user.filter(|_| status.authenticated == Some(true)).and_then(|u| {
-                    Some(Arc::new(KubeUser {
-                        username: u.username.filter(|n| !n.is_empty())?,
-                        uid: u.uid.unwrap_or_default(),
-                        groups: u.groups.unwrap_or_default(),
-                    }))
-                });
+                let user =
+                    status.user.filter(|_| status.authenticated == Some(true)).and_then(|u| {
+                        Some(Arc::new(KubeUser {
+                            username: u.username.filter(|n| !n.is_empty())?,
+                            uid: u.uid.unwrap_or_default(),
+                            groups: u.groups.unwrap_or_default(),
+                        }))
+                    });
                 let mut map = lock(&self.tokens);
                 sweep(&mut map, now, self.ttl);
                 map.insert(key, (now, user.clone()));
@@ -106,14 +117,22 @@ impl Reviewer {
     /// Whether `user` may see each of `namespaces` (same order). A user allowed everywhere
     /// (one namespace-less review) needs no per-namespace review; otherwise the namespaces
     /// without a fresh decision are reviewed concurrently, at most [`CONCURRENT_REVIEWS`] at once.
-    pub async fn visible(&self, user: &Arc<KubeUser>, namespaces: &[&str]) -> Result<Vec<bool>, ApiError> {
+    pub async fn visible(
+        &self,
+        user: &Arc<KubeUser>,
+        namespaces: &[&str],
+    ) -> Result<Vec<bool>, ApiError> {
         if self.allowed(user, &[""]).await?[0] {
             return Ok(vec![true; namespaces.len()]);
         }
         self.allowed(user, namespaces).await
     }
 
-    async fn allowed(&self, user: &Arc<KubeUser>, namespaces: &[&str]) -> Result<Vec<bool>, ApiError> {
+    async fn allowed(
+        &self,
+        user: &Arc<KubeUser>,
+        namespaces: &[&str],
+    ) -> Result<Vec<bool>, ApiError> {
         let now = Instant::now();
         let mut out: Vec<Option<bool>> = {
             let map = lock(&self.decisions);
@@ -126,8 +145,12 @@ impl Reviewer {
                 })
                 .collect()
         };
-        let mut missing: Vec<String> =
-            namespaces.iter().zip(&out).filter(|(_, d)| d.is_none()).map(|(ns, _)| ns.to_string()).collect();
+        let mut missing: Vec<String> = namespaces
+            .iter()
+            .zip(&out)
+            .filter(|(_, d)| d.is_none())
+            .map(|(ns, _)| ns.to_string())
+            .collect();
         missing.sort_unstable();
         missing.dedup();
         if missing.is_empty() {
@@ -164,7 +187,12 @@ impl Reviewer {
         Ok(out.into_iter().map(|d| d.unwrap_or(false)).collect())
     }
 
-    async fn review_access(&self, client: kube::Client, user: &KubeUser, namespace: &str) -> Result<bool, ApiError> {
+    async fn review_access(
+        &self,
+        client: kube::Client,
+        user: &KubeUser,
+        namespace: &str,
+    ) -> Result<bool, ApiError> {
         let a = &self.access;
         let review = SubjectAccessReview {
             spec: SubjectAccessReviewSpec {
@@ -241,7 +269,11 @@ impl Access {
     }
 
     /// The visible ones among `namespaces`, in their order.
-    pub async fn filter<T>(&self, items: Vec<T>, namespace: impl Fn(&T) -> &str) -> Result<Vec<T>, ApiError> {
+    pub async fn filter<T>(
+        &self,
+        items: Vec<T>,
+        namespace: impl Fn(&T) -> &str,
+    ) -> Result<Vec<T>, ApiError> {
         let visible = {
             let names: Vec<&str> = items.iter().map(&namespace).collect();
             self.visible(&names).await?

@@ -123,7 +123,10 @@ mod tests {
 
     fn answer(labels: usize) -> Arc<QueryResult> {
         let series = Series {
-            labels: (0..labels).map(|i| Label::new(format!("l{i}"), "v")).collect::<Vec<_>>().into(),
+            labels: (0..labels)
+                .map(|i| Label::new(format!("l{i}"), "v"))
+                .collect::<Vec<_>>()
+                .into(),
             samples: vec![Sample { t: 0.0, v: 1.0 }].into(),
         };
         Arc::new(QueryResult { series: vec![series].into() })
@@ -186,7 +189,13 @@ mod tests {
     fn only_answers_for_past_times_are_kept() {
         assert!(AnswerCache::accepts(&query(QueryTime::Instant(100)), 100));
         assert!(!AnswerCache::accepts(&query(QueryTime::Instant(101)), 100));
-        assert!(!AnswerCache::accepts(&query(QueryTime::Range { start: 0, end: 200, step: 10 }), 100));
-        assert!(AnswerCache::accepts(&query(QueryTime::Range { start: 0, end: 90, step: 10 }), 100));
+        assert!(!AnswerCache::accepts(
+            &query(QueryTime::Range { start: 0, end: 200, step: 10 }),
+            100
+        ));
+        assert!(AnswerCache::accepts(
+            &query(QueryTime::Range { start: 0, end: 90, step: 10 }),
+            100
+        ));
     }
 }

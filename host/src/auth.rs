@@ -49,7 +49,10 @@ pub struct Auth {
 
 impl Auth {
     /// `Ok((auth, generated))`: `generated` when no key was configured and a random one is used.
-    pub fn new(cfg: &AuthConfig, reviewer: Arc<Reviewer>) -> Result<(Auth, bool), getrandom::Error> {
+    pub fn new(
+        cfg: &AuthConfig,
+        reviewer: Arc<Reviewer>,
+    ) -> Result<(Auth, bool), getrandom::Error> {
         let (keys, generated) = match &cfg.signing_key {
             Some(k) => (k.keys().iter().map(|k| k.as_bytes().to_vec()).collect(), false),
             None => {
@@ -70,26 +73,42 @@ impl Auth {
     }
 
     /// Who the caller of a protected route is, or why they may not call it.
-    pub async fn check(&self, headers: &HeaderMap, client: Option<IpAddr>) -> Result<Identity, ApiError> {
+    pub async fn check(
+        &self,
+        headers: &HeaderMap,
+        client: Option<IpAddr>,
+    ) -> Result<Identity, ApiError> {
         match self.strategy {
             AuthStrategy::Anonymous => Ok(Identity::Everyone),
             AuthStrategy::Login => match credentials(headers)? {
-                Credentials::Bearer(token) => self.keys.verify(&token).map(|_| Identity::Everyone).map_err(VerifyError::into_api),
-                Credentials::Basic(user, pass) => self.basic(client, user, pass).await.map(|_| Identity::Everyone),
+                Credentials::Bearer(token) => self
+                    .keys
+                    .verify(&token)
+                    .map(|_| Identity::Everyone)
+                    .map_err(VerifyError::into_api),
+                Credentials::Basic(user, pass) => {
+                    self.basic(client, user, pass).await.map(|_| Identity::Everyone)
+                }
             },
             AuthStrategy::Token => match credentials(headers)? {
                 Credentials::Bearer(token) => self.kube_user(&token).await.map(Identity::Kube),
-                Credentials::Basic(..) => {
-                    Err(unauthorized("strategy \"token\" takes a Bearer token: a Kubernetes token or one from /token"))
-                }
+                Credentials::Basic(..) => Err(unauthorized(
+                    "strategy \"token\" takes a Bearer token: a Kubernetes token or one from /token",
+                )),
             },
-            AuthStrategy::Header => self.kube_user(self.header_token(headers)?).await.map(Identity::Kube),
+            AuthStrategy::Header => {
+                self.kube_user(self.header_token(headers)?).await.map(Identity::Kube)
+            }
         }
     }
 
     /// `/token`: the user to issue a session token for, from the strategy's credentials
     /// (Basic for `login`, a Kubernetes token for `token` and `header`).
-    pub async fn token_user(&self, headers: &HeaderMap, client: Option<IpAddr>) -> Result<(String, Option<KubeUser>), ApiError> {
+    pub async fn token_user(
+        &self,
+        headers: &HeaderMap,
+        client: Option<IpAddr>,
+    ) -> Result<(String, Option<KubeUser>), ApiError> {
         match self.strategy {
             AuthStrategy::Anonymous => Ok(("anonymous".into(), None)),
             AuthStrategy::Login => match credentials(headers)? {
@@ -97,7 +116,9 @@ impl Auth {
                     self.basic(client, user.clone(), pass).await?;
                     Ok((user, None))
                 }
-                Credentials::Bearer(_) => Err(unauthorized("a token is issued for user and password (HTTP Basic) only")),
+                Credentials::Bearer(_) => {
+                    Err(unauthorized("a token is issued for user and password (HTTP Basic) only"))
+                }
             },
             AuthStrategy::Token | AuthStrategy::Header => {
                 let token = match self.strategy {
@@ -105,7 +126,9 @@ impl Auth {
                     _ => match credentials(headers)? {
                         Credentials::Bearer(t) => t,
                         Credentials::Basic(..) => {
-                            return Err(unauthorized("send your Kubernetes token as Authorization: Bearer"));
+                            return Err(unauthorized(
+                                "send your Kubernetes token as Authorization: Bearer",
+                            ));
                         }
                     },
                 };
@@ -116,7 +139,13 @@ impl Auth {
     }
 
     /// Issues a session token for `subject` (and the Kubernetes user it stands for).
-    pub fn issue(&self, subject: &str, kube: Option<KubeUser>, lifetime: Duration, process_start: Instant) -> Result<Issued, ApiError> {
+    pub fn issue(
+        &self,
+        subject: &str,
+        kube: Option<KubeUser>,
+        lifetime: Duration,
+        process_start: Instant,
+    ) -> Result<Issued, ApiError> {
         self.keys.issue(subject, kube, lifetime, process_start)
     }
 
@@ -127,7 +156,9 @@ impl Auth {
             .map(str::trim)
             .map(|v| v.strip_prefix("Bearer ").unwrap_or(v))
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| unauthorized("missing credentials: the authenticating proxy sent no token"))
+            .ok_or_else(|| {
+                unauthorized("missing credentials: the authenticating proxy sent no token")
+            })
     }
 
     /// A session token from `/token` names its user; anything else goes to a TokenReview.
@@ -139,7 +170,12 @@ impl Auth {
         }
     }
 
-    async fn basic(&self, client: Option<IpAddr>, user: String, pass: String) -> Result<(), ApiError> {
+    async fn basic(
+        &self,
+        client: Option<IpAddr>,
+        user: String,
+        pass: String,
+    ) -> Result<(), ApiError> {
         let ip = client.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
         if let Some(wait) = self.failures.blocked(ip) {
             return Err(ApiError::TooManyRequests {
@@ -173,17 +209,26 @@ fn unauthorized(msg: &str) -> ApiError {
 fn credentials(headers: &HeaderMap) -> Result<Credentials, ApiError> {
     let value = headers
         .get(header::AUTHORIZATION)
-        .ok_or_else(|| unauthorized("missing credentials: send a Bearer token or HTTP Basic user and password"))?
+        .ok_or_else(|| {
+            unauthorized("missing credentials: send a Bearer token or HTTP Basic user and password")
+        })?
         .to_str()
         .map_err(|_| unauthorized("malformed Authorization header"))?;
-    let (scheme, rest) = value.trim().split_once(' ').ok_or_else(|| unauthorized("malformed Authorization header"))?;
+    let (scheme, rest) = value
+        .trim()
+        .split_once(' ')
+        .ok_or_else(|| unauthorized("malformed Authorization header"))?;
     if scheme.eq_ignore_ascii_case("bearer") {
         return Ok(Credentials::Bearer(rest.trim().to_string()));
     }
     if scheme.eq_ignore_ascii_case("basic") {
-        let raw = STANDARD.decode(rest.trim()).map_err(|_| unauthorized("malformed Basic credentials"))?;
-        let text = String::from_utf8(raw).map_err(|_| unauthorized("malformed Basic credentials"))?;
-        let (user, pass) = text.split_once(':').ok_or_else(|| unauthorized("malformed Basic credentials"))?;
+        let raw = STANDARD
+            .decode(rest.trim())
+            .map_err(|_| unauthorized("malformed Basic credentials"))?;
+        let text =
+            String::from_utf8(raw).map_err(|_| unauthorized("malformed Basic credentials"))?;
+        let (user, pass) =
+            text.split_once(':').ok_or_else(|| unauthorized("malformed Basic credentials"))?;
         return Ok(Credentials::Basic(user.to_string(), pass.to_string()));
     }
     Err(unauthorized("unsupported authorization scheme"))
@@ -223,9 +268,8 @@ impl LoginCheck {
         // Both checks always run; `&` (not `&&`) so timing does not reveal which failed.
         let pass_ok = match &self.secret {
             Secret::Plain(d) => bool::from(digest(pass).ct_eq(d)),
-            Secret::Argon2(phc) => {
-                PasswordHash::new(phc).is_ok_and(|h| Argon2::default().verify_password(pass.as_bytes(), &h).is_ok())
-            }
+            Secret::Argon2(phc) => PasswordHash::new(phc)
+                .is_ok_and(|h| Argon2::default().verify_password(pass.as_bytes(), &h).is_ok()),
             Secret::Unset => false,
         };
         user_ok & pass_ok
@@ -323,7 +367,13 @@ impl SessionKeys {
         }
     }
 
-    fn issue(&self, subject: &str, kube: Option<KubeUser>, lifetime: Duration, process_start: Instant) -> Result<Issued, ApiError> {
+    fn issue(
+        &self,
+        subject: &str,
+        kube: Option<KubeUser>,
+        lifetime: Duration,
+        process_start: Instant,
+    ) -> Result<Issued, ApiError> {
         let now = SystemTime::now();
         let exp_time = now + lifetime;
         let secs = |t: SystemTime| t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
@@ -338,7 +388,10 @@ impl SessionKeys {
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.signing)
             .map_err(|e| ApiError::internal(format!("cannot sign the token: {e}")))?;
-        Ok(Issued { token, expired_at: go_time_string(exp_time, process_start.elapsed() + lifetime) })
+        Ok(Issued {
+            token,
+            expired_at: go_time_string(exp_time, process_start.elapsed() + lifetime),
+        })
     }
 
     /// Checks algorithm, signature (against every key), `exp`, `iss` and `aud`.
@@ -347,7 +400,9 @@ impl SessionKeys {
             match jsonwebtoken::decode::<Claims>(token, key, &self.validation) {
                 Ok(data) => return Ok(data.claims),
                 // The signature is checked before the claims: an expired token was ours.
-                Err(e) if *e.kind() == ErrorKind::ExpiredSignature => return Err(VerifyError::Expired),
+                Err(e) if *e.kind() == ErrorKind::ExpiredSignature => {
+                    return Err(VerifyError::Expired);
+                }
                 Err(e) if *e.kind() == ErrorKind::InvalidSignature => continue,
                 Err(_) => return Err(VerifyError::Invalid),
             }
@@ -394,7 +449,10 @@ mod tests {
 
     fn claims_of(token: &str) -> serde_json::Value {
         let part = token.split('.').nth(1).unwrap();
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).unwrap()).unwrap()
+        serde_json::from_slice(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(part).unwrap(),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -402,7 +460,10 @@ mod tests {
         let k = keys(&[KEY], "meshlens");
         let t = k.issue("alice", None, Duration::from_secs(60), Instant::now()).unwrap();
         let c = claims_of(&t.token);
-        assert_eq!((c["iss"].as_str(), c["aud"].as_str(), c["sub"].as_str()), (Some("meshlens"), Some("meshlens"), Some("alice")));
+        assert_eq!(
+            (c["iss"].as_str(), c["aud"].as_str(), c["sub"].as_str()),
+            (Some("meshlens"), Some("meshlens"), Some("alice"))
+        );
         assert_eq!(k.verify(&t.token).unwrap().sub, "alice");
         let gone = k.issue("alice", None, Duration::ZERO, Instant::now()).unwrap();
         std::thread::sleep(Duration::from_millis(1100));
@@ -411,17 +472,24 @@ mod tests {
 
     #[test]
     fn every_configured_key_verifies_and_the_first_signs() {
-        let old = keys(&[OLD], "meshlens").issue("bob", None, Duration::from_secs(60), Instant::now()).unwrap();
+        let old = keys(&[OLD], "meshlens")
+            .issue("bob", None, Duration::from_secs(60), Instant::now())
+            .unwrap();
         let rotated = keys(&[KEY, OLD], "meshlens");
         assert_eq!(rotated.verify(&old.token).unwrap().sub, "bob");
         let new = rotated.issue("bob", None, Duration::from_secs(60), Instant::now()).unwrap();
         assert!(keys(&[KEY], "meshlens").verify(&new.token).is_ok(), "the first key signs");
-        assert!(matches!(keys(&[b"a third key that nobody configured!!"], "meshlens").verify(&old.token), Err(VerifyError::Invalid)));
+        assert!(matches!(
+            keys(&[b"a third key that nobody configured!!"], "meshlens").verify(&old.token),
+            Err(VerifyError::Invalid)
+        ));
     }
 
     #[test]
     fn tokens_of_another_issuer_or_audience_or_without_them_are_refused() {
-        let other = keys(&[KEY], "someone-else").issue("eve", None, Duration::from_secs(60), Instant::now()).unwrap();
+        let other = keys(&[KEY], "someone-else")
+            .issue("eve", None, Duration::from_secs(60), Instant::now())
+            .unwrap();
         assert!(matches!(keys(&[KEY], "meshlens").verify(&other.token), Err(VerifyError::Invalid)));
         let exp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 60;
         let enc = EncodingKey::from_secret(KEY);
@@ -441,7 +509,8 @@ mod tests {
         let forged = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(br#"{"sub":"root","username":"root","iss":"meshlens","aud":"meshlens","exp":9999999999,"iat":0}"#);
         assert!(k.verify(&format!("{}.{}.{}", parts[0], forged, parts[2])).is_err());
-        let none = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+        let none = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(br#"{"alg":"none","typ":"JWT"}"#);
         assert!(k.verify(&format!("{none}.{}.", parts[1])).is_err());
         assert!(k.verify("not-a-token").is_err());
     }
@@ -456,7 +525,9 @@ mod tests {
         assert!(!plain.matches("root", "s3cret"));
         // `argon2` CLI-compatible PHC string for "s3cret", made with the crate's defaults.
         let salt = argon2::password_hash::SaltString::from_b64("c29tZXNhbHRzb21lc2FsdA").unwrap();
-        let phc = argon2::PasswordHasher::hash_password(&Argon2::default(), b"s3cret", &salt).unwrap().to_string();
+        let phc = argon2::PasswordHasher::hash_password(&Argon2::default(), b"s3cret", &salt)
+            .unwrap()
+            .to_string();
         cfg.password = None;
         cfg.password_hash = Some(phc);
         let hashed = LoginCheck::new(&cfg);
@@ -483,7 +554,8 @@ mod tests {
         let t = UNIX_EPOCH + Duration::new(1_795_428_245, 123_456_789);
         let s = go_time_string(t, Duration::new(86_400, 1));
         assert_eq!(s, "2026-11-23 10:04:05.123456789 +0000 UTC m=+86400.000000001");
-        let whole = go_time_string(UNIX_EPOCH + Duration::from_secs(1_795_428_245), Duration::from_secs(5));
+        let whole =
+            go_time_string(UNIX_EPOCH + Duration::from_secs(1_795_428_245), Duration::from_secs(5));
         assert_eq!(whole, "2026-11-23 10:04:05 +0000 UTC m=+5.000000000");
     }
 }

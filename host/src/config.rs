@@ -23,9 +23,9 @@ impl Serialize for HumanDuration {
 impl<'de> Deserialize<'de> for HumanDuration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        parse_duration(&text)
-            .map(HumanDuration)
-            .ok_or_else(|| serde::de::Error::custom("expected a duration such as \"10s\", \"5m\" or \"24h\""))
+        parse_duration(&text).map(HumanDuration).ok_or_else(|| {
+            serde::de::Error::custom("expected a duration such as \"10s\", \"5m\" or \"24h\"")
+        })
     }
 }
 
@@ -437,7 +437,8 @@ impl Config {
             fig = fig.merge(Toml::file_exact(path));
         }
         // Only `SECTION__KEY` variables are config; other MESHLENS_* variables are left alone.
-        fig = fig.merge(Env::prefixed("MESHLENS_").filter(|k| k.as_str().contains("__")).split("__"));
+        fig =
+            fig.merge(Env::prefixed("MESHLENS_").filter(|k| k.as_str().contains("__")).split("__"));
         fig.extract().map_err(|e| ConfigError::Figment(figment_message(e)))
     }
 
@@ -503,7 +504,10 @@ impl Config {
         if self.cluster.source == ClusterSource::Snapshot && self.cluster.snapshot.is_empty() {
             fail("cluster.snapshot", "source \"snapshot\" needs at least one file or folder");
         }
-        for (key, label) in [("cluster.app_label", &self.cluster.app_label), ("cluster.version_label", &self.cluster.version_label)] {
+        for (key, label) in [
+            ("cluster.app_label", &self.cluster.app_label),
+            ("cluster.version_label", &self.cluster.version_label),
+        ] {
             if label.is_empty() {
                 fail(key, "must not be empty");
             }
@@ -515,11 +519,17 @@ impl Config {
             fail("server.metrics.port", "must differ from server.port");
         }
         if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
-            fail("log.level", "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"");
+            fail(
+                "log.level",
+                "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"",
+            );
         }
         for (name, table) in &self.metrics.backends {
             if !table.is_object() {
-                fail(&format!("metrics.{name}"), "unknown key (backend settings go in a [metrics.<backend>] table)");
+                fail(
+                    &format!("metrics.{name}"),
+                    "unknown key (backend settings go in a [metrics.<backend>] table)",
+                );
             }
         }
         for (name, table) in &self.appenders {
@@ -545,7 +555,10 @@ impl Config {
             }
         }
         if password && a.password_hash.is_some() {
-            return Err(invalid("auth.password_hash", "set either auth.password or auth.password_hash, not both"));
+            return Err(invalid(
+                "auth.password_hash",
+                "set either auth.password or auth.password_hash, not both",
+            ));
         }
         if let Some(hash) = &a.password_hash {
             argon2::PasswordHash::new(hash)
@@ -556,7 +569,10 @@ impl Config {
         if let Some(keys) = &a.signing_key {
             let keys = keys.keys();
             if keys.is_empty() || keys.iter().any(|k| k.len() < 32) {
-                return Err(invalid("auth.signing_key", "must be at least 32 bytes long (each key, when a list is given)"));
+                return Err(invalid(
+                    "auth.signing_key",
+                    "must be at least 32 bytes long (each key, when a list is given)",
+                ));
             }
         }
         if a.token_lifetime.0.is_zero() {
@@ -591,9 +607,13 @@ impl Config {
 
     /// The JSON table for a metrics backend (`{}` when absent), plus `timeout_ms`.
     pub fn backend_table(&self, name: &str) -> serde_json::Value {
-        let mut table = self.metrics.backends.get(name).cloned().unwrap_or_else(|| serde_json::json!({}));
+        let mut table =
+            self.metrics.backends.get(name).cloned().unwrap_or_else(|| serde_json::json!({}));
         if let Some(obj) = table.as_object_mut() {
-            obj.insert("timeout_ms".into(), serde_json::json!(self.metrics.timeout.0.as_millis() as u64));
+            obj.insert(
+                "timeout_ms".into(),
+                serde_json::json!(self.metrics.timeout.0.as_millis() as u64),
+            );
         }
         table
     }
@@ -651,20 +671,34 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_name_the_key() {
-        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nprot = 1").unwrap_err().to_string();
+        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nprot = 1")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`server.prot`"), "{err}");
-        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nrequest_timeout = \"soon\"").unwrap_err().to_string();
+        let err =
+            from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nrequest_timeout = \"soon\"")
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("server.request_timeout"), "{err}");
-        let err = from_toml("[auth]\nstrategy = \"anonymous\"\nsigning_key = \"short\"").unwrap_err().to_string();
+        let err = from_toml("[auth]\nstrategy = \"anonymous\"\nsigning_key = \"short\"")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("auth.signing_key"), "{err}");
-        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[metrics]\nbogus = 3").unwrap_err().to_string();
+        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[metrics]\nbogus = 3")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("metrics.bogus"), "{err}");
     }
 
     #[test]
     fn every_problem_is_reported_at_once() {
-        let err = from_toml("[server]\naddress = \"nowhere\"\nweb_root = \"x\"\n[metrics]\ntimeout = \"0s\"").unwrap_err();
-        let ConfigError::Several(all) = &err else { panic!("expected several problems, got {err}") };
+        let err = from_toml(
+            "[server]\naddress = \"nowhere\"\nweb_root = \"x\"\n[metrics]\ntimeout = \"0s\"",
+        )
+        .unwrap_err();
+        let ConfigError::Several(all) = &err else {
+            panic!("expected several problems, got {err}")
+        };
         let keys: Vec<String> = all
             .iter()
             .map(|e| match e {
@@ -677,15 +711,23 @@ mod tests {
 
     #[test]
     fn per_user_strategies_need_the_kube_source() {
-        let err = from_toml("[auth]\nstrategy = \"token\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"x\"]")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("auth.strategy") && err.contains("cluster.source = \"kube\""), "{err}");
+        let err = from_toml(
+            "[auth]\nstrategy = \"token\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"x\"]",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("auth.strategy") && err.contains("cluster.source = \"kube\""),
+            "{err}"
+        );
         assert!(from_toml("[auth]\nstrategy = \"header\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"x\"]").is_err());
         let cfg = from_toml("[auth]\nstrategy = \"header\"").unwrap();
         assert_eq!(cfg.auth.header_name, "X-Forwarded-Access-Token");
         assert_eq!(cfg.auth.review_cache_ttl.0, Duration::from_secs(60));
-        assert_eq!((cfg.auth.namespace_access.verb.as_str(), cfg.auth.namespace_access.resource.as_str()), ("list", "pods"));
+        assert_eq!(
+            (cfg.auth.namespace_access.verb.as_str(), cfg.auth.namespace_access.resource.as_str()),
+            ("list", "pods")
+        );
     }
 
     #[test]
@@ -698,13 +740,18 @@ mod tests {
         assert!(from_toml(&format!("[auth]\npassword_hash = \"{phc}\"")).is_ok());
         let err = from_toml("[auth]\npassword_hash = \"plain text\"").unwrap_err().to_string();
         assert!(err.contains("auth.password_hash"), "{err}");
-        let err = from_toml(&format!("[auth]\npassword = \"x\"\npassword_hash = \"{phc}\"")).unwrap_err().to_string();
+        let err = from_toml(&format!("[auth]\npassword = \"x\"\npassword_hash = \"{phc}\""))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not both"), "{err}");
     }
 
     #[test]
     fn backend_tables_are_kept() {
-        let cfg = from_toml("[auth]\nstrategy = \"anonymous\"\n[metrics.prometheus]\nurl = \"http://x:9090\"").unwrap();
+        let cfg = from_toml(
+            "[auth]\nstrategy = \"anonymous\"\n[metrics.prometheus]\nurl = \"http://x:9090\"",
+        )
+        .unwrap();
         let t = cfg.backend_table("prometheus");
         assert_eq!(t["url"], "http://x:9090");
         assert_eq!(t["timeout_ms"], 10_000);
@@ -755,7 +802,11 @@ mod documented_defaults {
             assert!(listed, "`{key}` is not listed in config/meshlens.toml");
             let pointer = format!("/{}", key.replace('.', "/"));
             if !default.is_null() {
-                assert_eq!(shipped.pointer(&pointer), Some(&default), "`{key}`: shipped value differs from the default");
+                assert_eq!(
+                    shipped.pointer(&pointer),
+                    Some(&default),
+                    "`{key}`: shipped value differs from the default"
+                );
             }
         }
     }

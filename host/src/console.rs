@@ -27,7 +27,12 @@ struct Prepared {
 const WEB_ROOT_MARK: &str = "{{WEB_ROOT}}";
 
 /// Answers console requests and the browser's `/`; `None` for everything else (the API).
-pub fn intercept(web_root: &[String], method: &Method, parts: &[String], headers: &HeaderMap) -> Option<Response<Vec<u8>>> {
+pub fn intercept(
+    web_root: &[String],
+    method: &Method,
+    parts: &[String],
+    headers: &HeaderMap,
+) -> Option<Response<Vec<u8>>> {
     let rest = parts.strip_prefix(web_root)?;
     let root = root_path(web_root);
     if rest.is_empty() {
@@ -37,7 +42,10 @@ pub fn intercept(web_root: &[String], method: &Method, parts: &[String], headers
         return None;
     }
     if method != Method::GET && method != Method::HEAD {
-        return Some(plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed: only GET is supported"));
+        return Some(plain(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed: only GET is supported",
+        ));
     }
     let file = rest[1..].join("/");
     let assets = prepared(&root);
@@ -116,7 +124,11 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
     v.split(',').any(|item| {
         let mut it = item.split(';');
         let coding = it.next().unwrap_or("").trim();
-        let q_zero = it.any(|p| p.trim().strip_prefix("q=").is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0)));
+        let q_zero = it.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0))
+        });
         (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !q_zero
     })
 }
@@ -201,7 +213,10 @@ mod tests {
         let r = intercept(&root, &Method::GET, &[], &html).expect("redirect");
         assert_eq!(r.status(), StatusCode::FOUND);
         assert_eq!(r.headers()[header::LOCATION], "/console/");
-        assert!(intercept(&root, &Method::GET, &[], &headers(&[("accept", "application/json")])).is_none());
+        assert!(
+            intercept(&root, &Method::GET, &[], &headers(&[("accept", "application/json")]))
+                .is_none()
+        );
         assert!(intercept(&root, &Method::GET, &["api".into(), "status".into()], &html).is_none());
     }
 }

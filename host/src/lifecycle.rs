@@ -108,9 +108,12 @@ pub fn redact(message: &str) -> String {
     message
         .split(' ')
         .map(|word| {
-            let w = word.trim_matches(|c: char| matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | ':' | '`'));
+            let w = word.trim_matches(|c: char| {
+                matches!(c, '(' | ')' | '"' | '\'' | ',' | ';' | ':' | '`')
+            });
             let looks_like_path = w.contains("://")
-                || (w.len() > 1 && (w.starts_with('/') || w.starts_with("./") || w.starts_with("~/")))
+                || (w.len() > 1
+                    && (w.starts_with('/') || w.starts_with("./") || w.starts_with("~/")))
                 || w.contains(std::path::MAIN_SEPARATOR_STR) && w.contains('.');
             if looks_like_path { word.replace(w, "[hidden]") } else { word.to_string() }
         })
@@ -126,8 +129,17 @@ mod tests {
             super::redact("plugin /opt/p/libx.so was not loaded: bad (see http://x:9090/api)"),
             "plugin [hidden] was not loaded: bad (see [hidden])"
         );
-        assert_eq!(super::redact("config/demo/a.yaml: document 2 skipped"), "[hidden]: document 2 skipped");
-        assert_eq!(super::redact("no permission to list or watch CronJob"), "no permission to list or watch CronJob");
-        assert_eq!(super::redact("Istio version 0.8.0 is not supported, a/b"), "Istio version 0.8.0 is not supported, a/b");
+        assert_eq!(
+            super::redact("config/demo/a.yaml: document 2 skipped"),
+            "[hidden]: document 2 skipped"
+        );
+        assert_eq!(
+            super::redact("no permission to list or watch CronJob"),
+            "no permission to list or watch CronJob"
+        );
+        assert_eq!(
+            super::redact("Istio version 0.8.0 is not supported, a/b"),
+            "Istio version 0.8.0 is not supported, a/b"
+        );
     }
 }

@@ -89,7 +89,8 @@ pub fn tls_acceptor(cfg: &ServerConfig) -> Result<Option<TlsAcceptor>, TlsError>
     if certs.is_empty() {
         return Err(TlsError::Cert(format!("{cert}: no PEM certificate in the file")));
     }
-    let key = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::Key(format!("{key}: {e}")))?;
+    let key =
+        PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::Key(format!("{key}: {e}")))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -97,8 +98,11 @@ pub fn tls_acceptor(cfg: &ServerConfig) -> Result<Option<TlsAcceptor>, TlsError>
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| TlsError::Key(format!("does not fit the certificate: {e}")))?;
-    config.alpn_protocols =
-        if cfg.http2 { vec![b"h2".to_vec(), b"http/1.1".to_vec()] } else { vec![b"http/1.1".to_vec()] };
+    config.alpn_protocols = if cfg.http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     Ok(Some(TlsAcceptor::from(Arc::new(config))))
 }
 
@@ -113,7 +117,11 @@ pub async fn run<S, B>(
     mut stop: watch::Receiver<bool>,
 ) -> usize
 where
-    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible> + Clone + Send + Sync + 'static,
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
     S::Future: Send + 'static,
     B: hyper::body::Body + Send + 'static,
     B::Data: Send,
@@ -139,7 +147,8 @@ where
             }
         };
         let _ = stream.set_nodelay(true);
-        let (tls, limits, service, stop) = (tls.clone(), limits.clone(), service.clone(), stop.clone());
+        let (tls, limits, service, stop) =
+            (tls.clone(), limits.clone(), service.clone(), stop.clone());
         tokio::spawn(async move {
             let activity = Arc::new(Activity::new());
             let io = Watched { inner: stream, activity: activity.clone() };
@@ -147,7 +156,9 @@ where
                 None => serve(io, peer, activity, &limits, service, stop).await,
                 Some(acceptor) => {
                     // A client that never finishes the handshake must not keep its slot.
-                    match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io)).await {
+                    match tokio::time::timeout(limits.header_read_timeout, acceptor.accept(io))
+                        .await
+                    {
                         Ok(Ok(tls_io)) => {
                             // The watchdog sees ciphertext; ALPN says whether it is HTTP/2.
                             if tls_io.get_ref().1.alpn_protocol() == Some(b"h2") {
@@ -174,10 +185,20 @@ where
 }
 
 /// Serves one connection until it ends, its watchdog fires, or the drain closes it.
-async fn serve<IO, S, B>(io: IO, peer: SocketAddr, activity: Arc<Activity>, limits: &Limits, service: S, mut stop: watch::Receiver<bool>)
-where
+async fn serve<IO, S, B>(
+    io: IO,
+    peer: SocketAddr,
+    activity: Arc<Activity>,
+    limits: &Limits,
+    service: S,
+    mut stop: watch::Receiver<bool>,
+) where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible> + Clone + Send + Sync + 'static,
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
     S::Future: Send + 'static,
     B: hyper::body::Body + Send + 'static,
     B::Data: Send,
@@ -264,7 +285,14 @@ impl Activity {
         let now = Instant::now();
         Activity {
             opened: now,
-            state: Mutex::new(ActivityState { active: 0, served: 0, idle_since: now, head_started: None, h2: false, bytes_read: 0 }),
+            state: Mutex::new(ActivityState {
+                active: 0,
+                served: 0,
+                idle_since: now,
+                head_started: None,
+                h2: false,
+                bytes_read: 0,
+            }),
             changed: tokio::sync::Notify::new(),
         }
     }
@@ -342,7 +370,11 @@ struct Watched<T> {
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {
@@ -353,14 +385,22 @@ impl<T: AsyncRead + Unpin> AsyncRead for Watched<T> {
 }
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
         let r = Pin::new(&mut self.inner).poll_write(cx, data);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
             self.activity.on_write();
         }
         r
     }
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         let r = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
             self.activity.on_write();

@@ -151,11 +151,19 @@ fn list_plugins(config_path: Option<PathBuf>) -> ExitCode {
     let kinds = [
         ("appender", reg.appenders.iter().map(|c| (&c.name, &c.library)).collect::<Vec<_>>()),
         ("metrics-backend", reg.metrics_backends.iter().map(|c| (&c.name, &c.library)).collect()),
-        ("dashboard-provider", reg.dashboard_providers.iter().map(|c| (&c.name, &c.library)).collect()),
+        (
+            "dashboard-provider",
+            reg.dashboard_providers.iter().map(|c| (&c.name, &c.library)).collect(),
+        ),
     ];
     for (kind, comps) in kinds {
         for (name, lib) in comps {
-            rows.push([name.clone(), kind.to_string(), lib.version.clone(), lib.path.display().to_string()]);
+            rows.push([
+                name.clone(),
+                kind.to_string(),
+                lib.version.clone(),
+                lib.path.display().to_string(),
+            ]);
         }
     }
     print_table(&["NAME", "KIND", "VERSION", "FILE"], &rows);
@@ -176,7 +184,8 @@ fn print_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) {
         }
     }
     let line = |cells: Vec<&str>| {
-        let parts: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let parts: Vec<String> =
+            cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
         println!("{}", parts.join("  ").trim_end());
     };
     line(header.to_vec());

@@ -20,7 +20,10 @@ use futures::{
     future::{BoxFuture, Shared, try_join_all},
 };
 use meshlens_query_batch::{Answers, QueryBatch};
-use plugin_api::{BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime, RangeFunc};
+use plugin_api::{
+    BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime,
+    RangeFunc,
+};
 
 use crate::{
     answer_cache::AnswerCache,
@@ -96,7 +99,12 @@ pub struct MetricsEngine {
 
 impl MetricsEngine {
     /// `backend` is `None` when the configured backend is not loaded; `missing` says why.
-    pub fn new(backend: Option<Arc<MetricsBackendBox>>, backend_name: &str, missing: String, timeout: Duration) -> Self {
+    pub fn new(
+        backend: Option<Arc<MetricsBackendBox>>,
+        backend_name: &str,
+        missing: String,
+        timeout: Duration,
+    ) -> Self {
         MetricsEngine {
             backend,
             backend_name: backend_name.to_string(),
@@ -172,9 +180,12 @@ impl MetricsEngine {
                     this.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&k);
                     r
                 });
-                let f = async move { task.await.unwrap_or_else(|_| Err(MetricsError::Internal("query task failed".into()))) }
-                    .boxed()
-                    .shared();
+                let f = async move {
+                    task.await
+                        .unwrap_or_else(|_| Err(MetricsError::Internal("query task failed".into())))
+                }
+                .boxed()
+                .shared();
                 map.insert(key, f.clone());
                 f
             }
@@ -183,7 +194,10 @@ impl MetricsEngine {
     }
 
     /// Runs every query concurrently; results in the same order. The first failure wins.
-    pub async fn query_all(self: &Arc<Self>, qs: Vec<MetricQuery>) -> Result<Vec<Arc<QueryResult>>, MetricsError> {
+    pub async fn query_all(
+        self: &Arc<Self>,
+        qs: Vec<MetricQuery>,
+    ) -> Result<Vec<Arc<QueryResult>>, MetricsError> {
         try_join_all(qs.into_iter().map(|q| self.query(q))).await
     }
 
@@ -195,7 +209,8 @@ impl MetricsEngine {
     }
 
     async fn send(&self, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
-        let backend = self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
+        let backend =
+            self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
         self.sent.fetch_add(1, Ordering::Relaxed);
         let started = std::time::Instant::now();
         let timeout_ms = self.timeout.as_millis() as u64;
@@ -235,7 +250,11 @@ impl MetricsEngine {
     /// Which request-duration histogram to use: the configured one, or (for `auto`) the one
     /// the store has, detected with one query and remembered once the store answered with
     /// data. Milliseconds when the store has neither.
-    pub async fn duration_unit(self: &Arc<Self>, configured: DurationHistogram, time: i64) -> Result<DurationUnit, MetricsError> {
+    pub async fn duration_unit(
+        self: &Arc<Self>,
+        configured: DurationHistogram,
+        time: i64,
+    ) -> Result<DurationUnit, MetricsError> {
         match configured {
             DurationHistogram::Milliseconds => return Ok(DurationUnit::Milliseconds),
             DurationHistogram::Seconds => return Ok(DurationUnit::Seconds),
@@ -244,7 +263,11 @@ impl MetricsEngine {
         if let Some(u) = *self.detected.lock().unwrap_or_else(|e| e.into_inner()) {
             return Ok(u);
         }
-        let names = format!("{}_count|{}_count", DurationUnit::Milliseconds.metric(), DurationUnit::Seconds.metric());
+        let names = format!(
+            "{}_count|{}_count",
+            DurationUnit::Milliseconds.metric(),
+            DurationUnit::Seconds.metric()
+        );
         let probe = MetricQuery {
             metric: "".into(),
             matchers: vec![Matcher::re("__name__", &names)].into(),
@@ -257,7 +280,9 @@ impl MetricsEngine {
         let r = self.query(probe).await?;
         let has = |u: DurationUnit| {
             let name = format!("{}_count", u.metric());
-            r.series.iter().any(|s| plugin_api::label_value(&s.labels, "__name__") == Some(name.as_str()))
+            r.series
+                .iter()
+                .any(|s| plugin_api::label_value(&s.labels, "__name__") == Some(name.as_str()))
         };
         let unit = if !has(DurationUnit::Milliseconds) && has(DurationUnit::Seconds) {
             DurationUnit::Seconds
@@ -277,7 +302,8 @@ impl MetricsEngine {
 
     /// The store's own status, or why it cannot be had within the deadline.
     pub async fn probe(&self) -> Result<BackendStatus, MetricsError> {
-        let backend = self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
+        let backend =
+            self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
         let task = tokio::task::spawn_blocking(move || backend.status());
         match tokio::time::timeout(self.timeout, task).await {
             Ok(Ok(RResult::ROk(s))) => Ok(s),
@@ -289,7 +315,10 @@ impl MetricsEngine {
 }
 
 fn unix_now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -322,8 +351,11 @@ mod tests {
             std::thread::sleep(Duration::from_millis(200));
             let v = (self.value)(q.metric.as_str(), n);
             Ok(QueryResult {
-                series: vec![plugin_api::Series { labels: Default::default(), samples: vec![plugin_api::Sample { t: 0.0, v }].into() }]
-                    .into(),
+                series: vec![plugin_api::Series {
+                    labels: Default::default(),
+                    samples: vec![plugin_api::Sample { t: 0.0, v }].into(),
+                }]
+                .into(),
             })
         }
         fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
@@ -334,7 +366,15 @@ mod tests {
     fn engine(value: fn(&str, usize) -> f64) -> (Arc<MetricsEngine>, Arc<AtomicUsize>) {
         let calls = Arc::new(AtomicUsize::new(0));
         let backend = Arc::new(MetricsAdapter::boxed(Stub { calls: calls.clone(), value }));
-        (Arc::new(MetricsEngine::new(Some(backend), "stub", String::new(), Duration::from_secs(5))), calls)
+        (
+            Arc::new(MetricsEngine::new(
+                Some(backend),
+                "stub",
+                String::new(),
+                Duration::from_secs(5),
+            )),
+            calls,
+        )
     }
 
     fn query(metric: &str) -> MetricQuery {
@@ -352,7 +392,10 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn identical_queries_in_flight_together_are_sent_once() {
         let (engine, calls) = engine(|metric, _| if metric == "a" { 1.0 } else { 2.0 });
-        let results = engine.query_all(vec![query("a"), query("a"), query("b"), query("a"), query("b")]).await.unwrap();
+        let results = engine
+            .query_all(vec![query("a"), query("a"), query("b"), query("a"), query("b")])
+            .await
+            .unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2, "two distinct queries, each sent once");
         let values: Vec<f64> = results.iter().map(|r| r.series[0].samples[0].v).collect();
         assert_eq!(values, [1.0, 1.0, 2.0, 1.0, 2.0]);
@@ -375,7 +418,10 @@ mod tests {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        assert!(engine.inflight.lock().unwrap_or_else(|e| e.into_inner()).is_empty(), "the abandoned query left the map");
+        assert!(
+            engine.inflight.lock().unwrap_or_else(|e| e.into_inner()).is_empty(),
+            "the abandoned query left the map"
+        );
         // A later identical query is sent again and gets a fresh answer, not the old one.
         let r = engine.query(query("a")).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 2);
@@ -385,7 +431,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn with_a_ttl_past_answers_are_reused_and_future_ones_are_not() {
         let (engine, calls) = engine(|_, call| call as f64);
-        let engine = Arc::new(Arc::into_inner(engine).unwrap().with_cache(Duration::from_secs(60), 1 << 20));
+        let engine =
+            Arc::new(Arc::into_inner(engine).unwrap().with_cache(Duration::from_secs(60), 1 << 20));
         let at = |t: i64| MetricQuery { time: QueryTime::Instant(t), ..query("a") };
         let first = engine.query(at(100)).await.unwrap();
         let again = engine.query(at(100)).await.unwrap();
@@ -401,7 +448,12 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_backend_queries_are_unavailable() {
-        let engine = Arc::new(MetricsEngine::new(None, "prometheus", "not loaded".into(), Duration::from_secs(1)));
+        let engine = Arc::new(MetricsEngine::new(
+            None,
+            "prometheus",
+            "not loaded".into(),
+            Duration::from_secs(1),
+        ));
         let err = engine.query(query("a")).await.unwrap_err();
         assert!(matches!(err, MetricsError::NoBackend(_)));
         assert_eq!(ApiError::from(err).status().as_u16(), 503);

@@ -13,7 +13,9 @@ use abi_stable::{
     library::{LibraryError, lib_header_from_path},
     std_types::{RResult, RString},
 };
-use plugin_api::{AppenderBox, DashboardProviderBox, MetricsBackendBox, PluginError, PluginMod_Ref};
+use plugin_api::{
+    AppenderBox, DashboardProviderBox, MetricsBackendBox, PluginError, PluginMod_Ref,
+};
 
 /// A library that was loaded.
 #[derive(Clone, Debug)]
@@ -88,7 +90,9 @@ impl Registry {
             let mut files: Vec<PathBuf> = entries
                 .filter_map(Result::ok)
                 .map(|e| e.path())
-                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some(std::env::consts::DLL_EXTENSION))
+                .filter(|p| {
+                    p.extension().and_then(|e| e.to_str()) == Some(std::env::consts::DLL_EXTENSION)
+                })
                 .collect();
             files.sort();
             for file in files {
@@ -104,18 +108,22 @@ impl Registry {
     }
 
     fn load_file(&mut self, path: &Path) -> Result<(), RegistryError> {
-        let module = match lib_header_from_path(path).and_then(|h| h.init_root_module::<PluginMod_Ref>()) {
-            Ok(m) => m,
-            Err(e) => {
-                self.refuse(path, summarize(&e));
-                return Ok(());
-            }
-        };
+        let module =
+            match lib_header_from_path(path).and_then(|h| h.init_root_module::<PluginMod_Ref>()) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.refuse(path, summarize(&e));
+                    return Ok(());
+                }
+            };
         let api = module.api_version().to_string();
         if !plugin_api::api_compatible(plugin_api::API_VERSION, &api) {
             self.refuse(
                 path,
-                format!("built against plugin-api {api}, this host needs plugin-api {}", plugin_api::API_VERSION),
+                format!(
+                    "built against plugin-api {api}, this host needs plugin-api {}",
+                    plugin_api::API_VERSION
+                ),
             );
             return Ok(());
         }
@@ -140,12 +148,20 @@ impl Registry {
         }
         for b in components.metrics_backends.into_iter() {
             if let Some(name) = self.check_name(Kind::MetricsBackend, &lib, b.name())? {
-                self.metrics_backends.push(Component { name, library: lib.clone(), object: Arc::new(b) });
+                self.metrics_backends.push(Component {
+                    name,
+                    library: lib.clone(),
+                    object: Arc::new(b),
+                });
             }
         }
         for d in components.dashboard_providers.into_iter() {
             if let Some(name) = self.check_name(Kind::DashboardProvider, &lib, d.name())? {
-                self.dashboard_providers.push(Component { name, library: lib.clone(), object: Arc::new(d) });
+                self.dashboard_providers.push(Component {
+                    name,
+                    library: lib.clone(),
+                    object: Arc::new(d),
+                });
             }
         }
         tracing::info!(file = %path.display(), plugin = %lib.name, version = %lib.version, "plugin loaded");
@@ -162,7 +178,10 @@ impl Registry {
         let name = match name {
             RResult::ROk(n) => n.to_string(),
             RResult::RErr(e) => {
-                self.refuse(&lib.path, format!("a {} component has no name: {}", kind.as_str(), e.message));
+                self.refuse(
+                    &lib.path,
+                    format!("a {} component has no name: {}", kind.as_str(), e.message),
+                );
                 return Ok(None);
             }
         };
@@ -179,11 +198,19 @@ impl Registry {
 
     fn names(&self, kind: Kind) -> Vec<(String, PathBuf)> {
         match kind {
-            Kind::Appender => self.appenders.iter().map(|c| (c.name.clone(), c.library.path.clone())).collect(),
-            Kind::MetricsBackend => self.metrics_backends.iter().map(|c| (c.name.clone(), c.library.path.clone())).collect(),
-            Kind::DashboardProvider => {
-                self.dashboard_providers.iter().map(|c| (c.name.clone(), c.library.path.clone())).collect()
+            Kind::Appender => {
+                self.appenders.iter().map(|c| (c.name.clone(), c.library.path.clone())).collect()
             }
+            Kind::MetricsBackend => self
+                .metrics_backends
+                .iter()
+                .map(|c| (c.name.clone(), c.library.path.clone()))
+                .collect(),
+            Kind::DashboardProvider => self
+                .dashboard_providers
+                .iter()
+                .map(|c| (c.name.clone(), c.library.path.clone()))
+                .collect(),
         }
     }
 }
@@ -191,12 +218,20 @@ impl Registry {
 // abi_stable's layout errors run to tens of kilobytes; keep what a person needs.
 fn summarize(e: &LibraryError) -> String {
     match e {
-        LibraryError::OpenError { .. } => "cannot be opened as a shared library (not a plugin?)".into(),
-        LibraryError::GetSymbolError { .. } => "is not a meshlens plugin (no root module symbol)".into(),
-        LibraryError::IncompatibleVersionNumber { expected_version, actual_version, .. } => format!(
-            "built against plugin-api {actual_version}, this host needs plugin-api {expected_version}"
-        ),
-        LibraryError::InvalidAbiHeader(h) => format!("built with an incompatible abi_stable ({h:?})"),
+        LibraryError::OpenError { .. } => {
+            "cannot be opened as a shared library (not a plugin?)".into()
+        }
+        LibraryError::GetSymbolError { .. } => {
+            "is not a meshlens plugin (no root module symbol)".into()
+        }
+        LibraryError::IncompatibleVersionNumber { expected_version, actual_version, .. } => {
+            format!(
+                "built against plugin-api {actual_version}, this host needs plugin-api {expected_version}"
+            )
+        }
+        LibraryError::InvalidAbiHeader(h) => {
+            format!("built with an incompatible abi_stable ({h:?})")
+        }
         other => {
             let text = other.to_string();
             let keep: Vec<&str> = text
@@ -204,7 +239,11 @@ fn summarize(e: &LibraryError) -> String {
                 .filter(|l| l.contains("Error") || l.contains("expected") || l.contains("found"))
                 .take(3)
                 .collect();
-            let short = if keep.is_empty() { text.lines().next().unwrap_or("").to_string() } else { keep.join(" ") };
+            let short = if keep.is_empty() {
+                text.lines().next().unwrap_or("").to_string()
+            } else {
+                keep.join(" ")
+            };
             format!("ABI check failed: {}", truncate(&short, 300))
         }
     }
@@ -220,4 +259,3 @@ fn truncate(s: &str, max: usize) -> String {
     }
     format!("{}…", &s[..end])
 }
-

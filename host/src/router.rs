@@ -136,7 +136,12 @@ impl Reply {
         match serde_json::to_vec(value) {
             Ok(body) => Reply::Json(body),
             // Our own types always serialise; keep a body anyway rather than panic.
-            Err(e) => Reply::Json(ApiError::internal(format!("serialisation failed: {e}")).body().to_string().into_bytes()),
+            Err(e) => Reply::Json(
+                ApiError::internal(format!("serialisation failed: {e}"))
+                    .body()
+                    .to_string()
+                    .into_bytes(),
+            ),
         }
     }
 }
@@ -179,25 +184,38 @@ impl Router {
         let _in_flight = telemetry::InFlight::enter();
         // A script (the console) asks for no Basic challenge: browsers would pop up their own login.
         let scripted = headers.contains_key("x-requested-with");
-        let mut response = if let Some(resp) = crate::console::intercept(&self.web_root, &method, &split(path), &headers) {
+        let mut response = if let Some(resp) =
+            crate::console::intercept(&self.web_root, &method, &split(path), &headers)
+        {
             scope.set_operation("console");
             resp
         } else {
-            match scope.clone().run(self.dispatch(state.clone(), &method, path, raw_query, headers, client)).await {
+            match scope
+                .clone()
+                .run(self.dispatch(state.clone(), &method, path, raw_query, headers, client))
+                .await
+            {
                 Ok(Answer::Reply(reply)) => reply_response(reply),
                 Ok(Answer::Response(r)) => r,
                 Err(e) => error_response(&e),
             }
         };
         if scripted && response.headers().contains_key(header::WWW_AUTHENTICATE) {
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"meshlens\""));
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"meshlens\""),
+            );
         }
         if let Ok(v) = HeaderValue::from_str(&scope.id) {
             response.headers_mut().insert(telemetry::REQUEST_ID, v);
         }
-        let no_store = scope.operation().is_some_and(|op| self.routes.iter().any(|r| r.op == op && r.no_store));
+        let no_store = scope
+            .operation()
+            .is_some_and(|op| self.routes.iter().any(|r| r.op == op && r.no_store));
         if no_store {
-            response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         telemetry::finish(&scope, method.as_str(), path, response.status(), started.elapsed());
         response
@@ -226,7 +244,9 @@ impl Router {
             Some(p) => p,
             None => return Err(ApiError::not_found("no such operation")),
         };
-        let Some((route, params)) = self.routes.iter().find_map(|r| r.matches(&parts).map(|p| (r, p))) else {
+        let Some((route, params)) =
+            self.routes.iter().find_map(|r| r.matches(&parts).map(|p| (r, p)))
+        else {
             return Err(ApiError::not_found("no such operation"));
         };
         telemetry::set_operation(route.op);
@@ -242,7 +262,11 @@ impl Router {
         let op = route.op;
         // Authentication and access reviews may ask the API server: inside the deadline too.
         let fut = async move {
-            let identity = if public { Identity::Unauthenticated } else { state.auth.check(&headers, client.map(|c| c.ip())).await? };
+            let identity = if public {
+                Identity::Unauthenticated
+            } else {
+                state.auth.check(&headers, client.map(|c| c.ip())).await?
+            };
             if let Identity::Kube(user) = &identity {
                 telemetry::set_user(&user.username);
             }
@@ -268,7 +292,9 @@ impl Router {
             return false;
         }
         let parts = split(path);
-        parts.len() == self.web_root.len() + 1 && parts[..self.web_root.len()] == self.web_root[..] && parts[self.web_root.len()] == "metrics"
+        parts.len() == self.web_root.len() + 1
+            && parts[..self.web_root.len()] == self.web_root[..]
+            && parts[self.web_root.len()] == "metrics"
     }
 
     // Strips the web root and the optional `api` segment; percent-decodes each segment.
@@ -296,7 +322,9 @@ fn reply_response(reply: Reply) -> warp::http::Response<Vec<u8>> {
     let (status, ctype, body) = match reply {
         Reply::Json(b) => (StatusCode::OK, Some("application/json"), b),
         Reply::NoContent => (StatusCode::NO_CONTENT, None, Vec::new()),
-        Reply::Text { content_type, body } => (StatusCode::OK, Some(content_type), body.into_bytes()),
+        Reply::Text { content_type, body } => {
+            (StatusCode::OK, Some(content_type), body.into_bytes())
+        }
     };
     let mut resp = warp::http::Response::new(body);
     *resp.status_mut() = status;
@@ -314,7 +342,10 @@ pub fn error_response(e: &ApiError) -> warp::http::Response<Vec<u8>> {
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     match e {
         ApiError::Unauthorized(_) => {
-            h.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"meshlens\", Basic realm=\"meshlens\""));
+            h.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"meshlens\", Basic realm=\"meshlens\""),
+            );
         }
         ApiError::MethodNotAllowed => {
             h.insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));

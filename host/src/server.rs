@@ -20,12 +20,9 @@ use crate::{
 
 /// Binds, logs the bound address on one line, and serves until SIGINT/SIGTERM.
 pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
-    let ip: std::net::IpAddr = state
-        .config
-        .server
-        .address
-        .parse()
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "server.address is not an IP address"))?;
+    let ip: std::net::IpAddr = state.config.server.address.parse().map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "server.address is not an IP address")
+    })?;
     // Handlers go in before the port opens: a signal that arrives early must still shut
     // down gracefully, not kill the process.
     let mut signals = Signals::install()?;
@@ -49,11 +46,21 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
         .and(warp::query::raw().map(Some).or(warp::any().map(|| None)).unify())
         .and(warp::header::headers_cloned())
         .and(warp::ext::optional::<ClientAddr>())
-        .then(move |method, path: warp::path::FullPath, query, headers, client: Option<ClientAddr>| {
-            let router = router.clone();
-            let state = handler_state.clone();
-            async move { router.handle(state, method, path.as_str(), query, headers, client.map(|c| c.0)).await }
-        });
+        .then(
+            move |method,
+                  path: warp::path::FullPath,
+                  query,
+                  headers,
+                  client: Option<ClientAddr>| {
+                let router = router.clone();
+                let state = handler_state.clone();
+                async move {
+                    router
+                        .handle(state, method, path.as_str(), query, headers, client.map(|c| c.0))
+                        .await
+                }
+            },
+        );
     let service = hyper_util::service::TowerToHyperService::new(warp::service(filter));
 
     let limits = Arc::new(Limits::from_config(&state.config.server));
@@ -63,7 +70,10 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     signals.next().await;
     state.lifecycle.begin_drain();
     let grace = state.config.server.shutdown_grace.0;
-    tracing::info!(grace_ms = grace.as_millis() as u64, "shutting down: /ready answers 503; still accepting during the grace period");
+    tracing::info!(
+        grace_ms = grace.as_millis() as u64,
+        "shutting down: /ready answers 503; still accepting during the grace period"
+    );
     // From here a second signal ends the process at once, whatever is still running.
     tokio::spawn(async move {
         signals.next().await;
@@ -74,7 +84,10 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     let _ = stop_tx.send(true);
     match listening.await {
         Ok(0) => tracing::info!("meshlens stopped: every connection closed"),
-        Ok(open) => tracing::warn!(open, "meshlens stopped: drain deadline passed with connections still open"),
+        Ok(open) => tracing::warn!(
+            open,
+            "meshlens stopped: drain deadline passed with connections still open"
+        ),
         Err(e) => tracing::error!(error = %e, "the listener task failed"),
     }
     Ok(())
@@ -92,7 +105,10 @@ impl Signals {
     #[cfg(unix)]
     fn install() -> std::io::Result<Signals> {
         use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals { interrupt: signal(SignalKind::interrupt())?, terminate: signal(SignalKind::terminate())? })
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
     }
 
     #[cfg(not(unix))]

@@ -33,13 +33,18 @@ pub struct Args {
 
 fn write(args: &Args) -> Result<(), String> {
     let topology = Topology::load(&args.topology).map_err(|e| e.to_string())?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
     let end = args.end.unwrap_or(now);
     let model = Model::new(&topology, args.start.unwrap_or(end));
     let from = end - args.minutes * 60;
     if args.out == "-" {
         let mut out = BufWriter::new(std::io::stdout().lock());
-        return openmetrics::write(&model, from, end, &mut out).and_then(|()| out.flush()).map_err(|e| e.to_string());
+        return openmetrics::write(&model, from, end, &mut out)
+            .and_then(|()| out.flush())
+            .map_err(|e| e.to_string());
     }
     // Written beside the target and renamed: a reader never sees half a file.
     let tmp = format!("{}.partial", args.out);

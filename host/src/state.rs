@@ -53,10 +53,12 @@ impl AppState {
             .collect();
 
         for a in &registry.appenders {
-            let table = config.appenders.get(&a.name).cloned().unwrap_or_else(|| serde_json::json!({}));
+            let table =
+                config.appenders.get(&a.name).cloned().unwrap_or_else(|| serde_json::json!({}));
             configure(&format!("appenders.{}", a.name), |json| a.object.configure(json), &table)?;
         }
-        let dash_table = serde_json::to_value(&config.dashboards).unwrap_or_else(|_| serde_json::json!({}));
+        let dash_table =
+            serde_json::to_value(&config.dashboards).unwrap_or_else(|_| serde_json::json!({}));
         for d in &registry.dashboard_providers {
             configure("dashboards", |json| d.object.configure(json), &dash_table)?;
         }
@@ -65,7 +67,11 @@ impl AppState {
         let backend = registry.metrics_backends.iter().find(|b| b.name == backend_name);
         let (backend, missing) = match backend {
             Some(b) => {
-                configure(&format!("metrics.{backend_name}"), |json| b.object.configure(json), &config.backend_table(&backend_name))?;
+                configure(
+                    &format!("metrics.{backend_name}"),
+                    |json| b.object.configure(json),
+                    &config.backend_table(&backend_name),
+                )?;
                 (Some(b.object.clone()), String::new())
             }
             None => {
@@ -91,10 +97,17 @@ impl AppState {
         warnings.extend(cluster.warnings());
 
         let a = &config.auth;
-        let reviewer = Arc::new(Reviewer::new(cluster.kube_client(), a.review_cache_ttl.0, a.namespace_access.clone()));
-        let (auth, generated) = auth::Auth::new(a, reviewer).map_err(|e| StartupError::Random(e.to_string()))?;
+        let reviewer = Arc::new(Reviewer::new(
+            cluster.kube_client(),
+            a.review_cache_ttl.0,
+            a.namespace_access.clone(),
+        ));
+        let (auth, generated) =
+            auth::Auth::new(a, reviewer).map_err(|e| StartupError::Random(e.to_string()))?;
         if generated {
-            tracing::warn!("auth.signing_key is not set: using a random key; tokens will not survive a restart");
+            tracing::warn!(
+                "auth.signing_key is not set: using a random key; tokens will not survive a restart"
+            );
         }
 
         Ok(AppState {
@@ -118,6 +131,8 @@ fn configure(
     let text = table.to_string();
     match call(RStr::from_str(&text)) {
         RResult::ROk(()) => Ok(()),
-        RResult::RErr(e) => Err(StartupError::PluginConfig { key: key.to_string(), reason: e.message.to_string() }),
+        RResult::RErr(e) => {
+            Err(StartupError::PluginConfig { key: key.to_string(), reason: e.message.to_string() })
+        }
     }
 }

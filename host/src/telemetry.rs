@@ -51,11 +51,10 @@ pub enum QueryOutcome {
 impl RequestScope {
     /// A scope with the client's `X-Request-Id` (printable ASCII, at most 128 bytes) or a new id.
     pub fn new(headers: &HeaderMap) -> Arc<RequestScope> {
-        let given = headers
-            .get(REQUEST_ID)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()));
+        let given =
+            headers.get(REQUEST_ID).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| {
+                !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic())
+            });
         let id = given.map(str::to_string).unwrap_or_else(new_id);
         Arc::new(RequestScope {
             id,
@@ -84,7 +83,11 @@ impl RequestScope {
 
     /// Queries (sent, coalesced, cached) so far.
     pub fn queries(&self) -> (u64, u64, u64) {
-        (self.sent.load(Ordering::Relaxed), self.coalesced.load(Ordering::Relaxed), self.cached.load(Ordering::Relaxed))
+        (
+            self.sent.load(Ordering::Relaxed),
+            self.coalesced.load(Ordering::Relaxed),
+            self.cached.load(Ordering::Relaxed),
+        )
     }
 
     /// The authenticated user, when the request named one.
@@ -122,7 +125,8 @@ pub fn set_operation(op: &'static str) {
 
 /// Names the current request's user in its log line.
 pub fn set_user(name: &str) {
-    let _ = REQUEST.try_with(|r| *r.user.lock().unwrap_or_else(|e| e.into_inner()) = Some(name.to_string()));
+    let _ = REQUEST
+        .try_with(|r| *r.user.lock().unwrap_or_else(|e| e.into_inner()) = Some(name.to_string()));
 }
 
 /// Keeps `meshlens_api_requests_in_flight` up while alive.
@@ -177,12 +181,17 @@ pub async fn metrics_response(state: &crate::state::AppState) -> Response<Vec<u8
         metrics().cluster_object_count(kind, count);
     }
     let mut resp = Response::new(meshlens_telemetry::encode().into_bytes());
-    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(meshlens_telemetry::CONTENT_TYPE));
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(meshlens_telemetry::CONTENT_TYPE));
     resp
 }
 
 /// Serves `/metrics` (only) on `[server.metrics] port`, unauthenticated, until the process ends.
-pub async fn serve_metrics_port(state: Arc<crate::state::AppState>, ip: std::net::IpAddr, port: u16) -> std::io::Result<()> {
+pub async fn serve_metrics_port(
+    state: Arc<crate::state::AppState>,
+    ip: std::net::IpAddr,
+    port: u16,
+) -> std::io::Result<()> {
     use warp::Filter;
     let listener = tokio::net::TcpListener::bind((ip, port)).await?;
     let addr = listener.local_addr()?;
@@ -204,7 +213,9 @@ pub fn init_logging(cfg: &LogConfig) {
         .unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     match cfg.format {
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init(),
+        LogFormat::Json => {
+            builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init()
+        }
         LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
     }
 }

@@ -50,7 +50,12 @@ pub trait Appender: Send + Sync {
     fn inputs(&self, req: &GraphRequest) -> RResult<AppenderInputs, PluginError>;
     /// Transforms the graph.
     #[sabi(last_prefix_field)]
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> RResult<(), PluginError>;
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> RResult<(), PluginError>;
 }
 
 /// An appender as it crosses the boundary: a boxed stable trait object.
@@ -75,7 +80,12 @@ pub trait GraphAppender: Send + Sync + 'static {
         Ok(AppenderInputs::default())
     }
     /// Transforms the graph using only `data`.
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError>;
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError>;
 }
 
 /// Wraps a [`GraphAppender`] so that every entry point catches panics.
@@ -104,7 +114,12 @@ impl<T: GraphAppender> Appender for AppenderAdapter<T> {
     fn inputs(&self, req: &GraphRequest) -> RResult<AppenderInputs, PluginError> {
         guard("appender inputs", || self.read().inputs(req))
     }
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> RResult<(), PluginError> {
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> RResult<(), PluginError> {
         guard("appender apply", || self.read().apply(req, data, graph))
     }
 }

@@ -22,8 +22,8 @@ use abi_stable::{
 };
 
 use crate::{
-    AppenderBox, AppenderData, ClusterData, ConfigObject, Edge, Graph, GraphRequest, GraphType, Label, Node, NodeType,
-    PluginMod_Ref, QueryResult, Sample, Series, ServiceInfo, WorkloadInfo,
+    AppenderBox, AppenderData, ClusterData, ConfigObject, Edge, Graph, GraphRequest, GraphType,
+    Label, Node, NodeType, PluginMod_Ref, QueryResult, Sample, Series, ServiceInfo, WorkloadInfo,
 };
 
 /// The preamble of an appender crate's boundary tests: `appender()` (the first appender
@@ -41,7 +41,8 @@ macro_rules! appender_boundary_tests {
             static A: ::std::sync::OnceLock<$crate::AppenderBox> = ::std::sync::OnceLock::new();
             A.get_or_init(|| {
                 let path = $crate::compliance::cdylib_path($lib);
-                let mut all = $crate::compliance::load_appenders(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let mut all = $crate::compliance::load_appenders(&path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
                 assert!(!all.is_empty(), "{} carries no appender", path.display());
                 all.remove(0)
             })
@@ -49,7 +50,8 @@ macro_rules! appender_boundary_tests {
 
         #[allow(dead_code)]
         fn apply(req: &$crate::GraphRequest, data: &$crate::AppenderData, g: &mut $crate::Graph) {
-            if let $crate::abi_stable::std_types::RResult::RErr(e) = appender().apply(req, data, g) {
+            if let $crate::abi_stable::std_types::RResult::RErr(e) = appender().apply(req, data, g)
+            {
                 panic!("apply failed: {e}");
             }
         }
@@ -80,7 +82,8 @@ pub fn cdylib_path(lib_name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     // target/<profile>/deps/<test-binary>
     let dir = exe.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
-    let file = format!("{}{lib_name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+    let file =
+        format!("{}{lib_name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
     let (top, deps) = (dir.join(&file), dir.join("deps").join(&file));
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     match (modified(&deps), modified(&top)) {
@@ -193,7 +196,11 @@ fn cluster(with_labels: bool) -> ClusterData {
         namespace: ns.into(),
         name: name.into(),
         kind: "Deployment".into(),
-        labels: if with_labels { labels(&[("app", app), ("version", version)]) } else { RVec::new() },
+        labels: if with_labels {
+            labels(&[("app", app), ("version", version)])
+        } else {
+            RVec::new()
+        },
         pod_count: pods,
         has_sidecar: sc,
     };
@@ -206,16 +213,28 @@ fn cluster(with_labels: bool) -> ClusterData {
     };
     let objects = if with_labels {
         vec![
-            obj("DestinationRule", REQUESTED, r#"{"host":"c.compliance-b.svc.cluster.local","trafficPolicy":{"connectionPool":{}}}"#),
+            obj(
+                "DestinationRule",
+                REQUESTED,
+                r#"{"host":"c.compliance-b.svc.cluster.local","trafficPolicy":{"connectionPool":{}}}"#,
+            ),
             obj("VirtualService", REQUESTED, r#"{"hosts":["s.compliance-b.svc.cluster.local"]}"#),
-            obj("ServiceEntry", REQUESTED, r#"{"hosts":["other.example.com"],"location":"MESH_EXTERNAL"}"#),
+            obj(
+                "ServiceEntry",
+                REQUESTED,
+                r#"{"hosts":["other.example.com"],"location":"MESH_EXTERNAL"}"#,
+            ),
         ]
     } else {
         vec![
             obj("DestinationRule", REQUESTED, "{}"),
             obj("VirtualService", REQUESTED, r#"{"hosts":[1, null]}"#),
             obj("ServiceEntry", REQUESTED, "not json"),
-            obj("DestinationRule", REQUESTED, r#"{"host":"b","subsets":[{"trafficPolicy":{"outlierDetection":{}}}]}"#),
+            obj(
+                "DestinationRule",
+                REQUESTED,
+                r#"{"host":"b","subsets":[{"trafficPolicy":{"outlierDetection":{}}}]}"#,
+            ),
         ]
     };
     ClusterData {
@@ -226,7 +245,13 @@ fn cluster(with_labels: bool) -> ClusterData {
         ]
         .into_iter()
         .collect(),
-        services: vec![ServiceInfo { namespace: REQUESTED.into(), name: "b".into(), labels: RVec::new() }].into_iter().collect(),
+        services: vec![ServiceInfo {
+            namespace: REQUESTED.into(),
+            name: "b".into(),
+            labels: RVec::new(),
+        }]
+        .into_iter()
+        .collect(),
         objects: objects.into_iter().collect(),
     }
 }
@@ -266,12 +291,16 @@ pub fn check(appender: &AppenderBox) -> Result<(), Vec<String>> {
             let inputs = match appender.inputs(&req) {
                 RResult::ROk(i) => i,
                 RResult::RErr(e) => {
-                    fail(format!("inputs() failed for {gt:?} (node graph {node_graph}): {}", e.message));
+                    fail(format!(
+                        "inputs() failed for {gt:?} (node graph {node_graph}): {}",
+                        e.message
+                    ));
                     continue;
                 }
             };
             for q in inputs.queries.iter() {
-                let named = !q.metric.is_empty() || q.matchers.iter().any(|m| m.name.as_str() == "__name__");
+                let named = !q.metric.is_empty()
+                    || q.matchers.iter().any(|m| m.name.as_str() == "__name__");
                 if !named {
                     fail(format!("a declared query names no metric: {q:?}"));
                 }
@@ -285,21 +314,32 @@ pub fn check(appender: &AppenderBox) -> Result<(), Vec<String>> {
             if let RResult::RErr(e) = appender.apply(&req, &AppenderData::default(), &mut empty) {
                 fail(format!("failed on an empty graph ({gt:?}): {}", e.message));
             }
-            if let RResult::RErr(e) = appender.apply(&req, &data_for(n, RVec::new(), true), &mut Graph::default()) {
+            if let RResult::RErr(e) =
+                appender.apply(&req, &data_for(n, RVec::new(), true), &mut Graph::default())
+            {
                 fail(format!("failed on an empty graph with cluster data ({gt:?}): {}", e.message));
             }
             // Nodes of other namespaces stay as they are.
             let mut g = sample_graph();
-            let before: Vec<Node> = g.nodes.iter().filter(|x| x.namespace.as_str() == OTHER).cloned().collect();
+            let before: Vec<Node> =
+                g.nodes.iter().filter(|x| x.namespace.as_str() == OTHER).cloned().collect();
             match appender.apply(&req, &data_for(n, telemetry(), true), &mut g) {
-                RResult::RErr(e) => fail(format!("failed on a plain graph ({gt:?}): {}", e.message)),
+                RResult::RErr(e) => {
+                    fail(format!("failed on a plain graph ({gt:?}): {}", e.message))
+                }
                 RResult::ROk(()) => {
-                    let after: Vec<Node> = g.nodes.iter().filter(|x| x.namespace.as_str() == OTHER).cloned().collect();
+                    let after: Vec<Node> =
+                        g.nodes.iter().filter(|x| x.namespace.as_str() == OTHER).cloned().collect();
                     if before != after {
-                        fail(format!("changed nodes of a namespace that was not requested ({gt:?})"));
+                        fail(format!(
+                            "changed nodes of a namespace that was not requested ({gt:?})"
+                        ));
                     }
-                    let ids: std::collections::HashSet<&str> = g.nodes.iter().map(|x| x.id.as_str()).collect();
-                    if g.edges.iter().any(|e| !ids.contains(e.source.as_str()) || !ids.contains(e.target.as_str())) {
+                    let ids: std::collections::HashSet<&str> =
+                        g.nodes.iter().map(|x| x.id.as_str()).collect();
+                    if g.edges.iter().any(|e| {
+                        !ids.contains(e.source.as_str()) || !ids.contains(e.target.as_str())
+                    }) {
                         fail(format!("left an edge to a node that is not in the graph ({gt:?})"));
                     }
                 }
@@ -311,8 +351,13 @@ pub fn check(appender: &AppenderBox) -> Result<(), Vec<String>> {
                 node.version = RString::new();
                 node.dest_services = RVec::new();
             }
-            g.edges.push(Edge { response_time: ROption::RNone, ..Edge::new("nowhere", "nothing", "") });
-            if let RResult::RErr(e) = appender.apply(&req, &data_for(n, broken_series(), false), &mut g) {
+            g.edges.push(Edge {
+                response_time: ROption::RNone,
+                ..Edge::new("nowhere", "nothing", "")
+            });
+            if let RResult::RErr(e) =
+                appender.apply(&req, &data_for(n, broken_series(), false), &mut g)
+            {
                 fail(format!("failed on missing labels ({gt:?}): {:?}: {}", e.kind, e.message));
             }
         }
@@ -330,7 +375,12 @@ mod tests {
         fn name(&self) -> &str {
             "polite"
         }
-        fn apply(&self, req: &GraphRequest, _: &AppenderData, g: &mut Graph) -> Result<(), PluginError> {
+        fn apply(
+            &self,
+            req: &GraphRequest,
+            _: &AppenderData,
+            g: &mut Graph,
+        ) -> Result<(), PluginError> {
             for n in g.nodes.iter_mut().filter(|n| req.namespaces.contains(&n.namespace)) {
                 n.has_vs = true;
             }
@@ -343,7 +393,12 @@ mod tests {
         fn name(&self) -> &str {
             "meddler"
         }
-        fn apply(&self, _: &GraphRequest, _: &AppenderData, g: &mut Graph) -> Result<(), PluginError> {
+        fn apply(
+            &self,
+            _: &GraphRequest,
+            _: &AppenderData,
+            g: &mut Graph,
+        ) -> Result<(), PluginError> {
             for n in g.nodes.iter_mut() {
                 n.has_cb = true;
             }
@@ -356,9 +411,19 @@ mod tests {
         fn name(&self) -> &str {
             "fragile"
         }
-        fn apply(&self, _: &GraphRequest, d: &AppenderData, _: &mut Graph) -> Result<(), PluginError> {
+        fn apply(
+            &self,
+            _: &GraphRequest,
+            d: &AppenderData,
+            _: &mut Graph,
+        ) -> Result<(), PluginError> {
             for s in d.results.iter().flat_map(|r| r.series.iter()) {
-                let _app = s.labels.iter().find(|l| l.name.as_str() == "source_app").map(|l| l.value.clone()).unwrap();
+                let _app = s
+                    .labels
+                    .iter()
+                    .find(|l| l.name.as_str() == "source_app")
+                    .map(|l| l.value.clone())
+                    .unwrap();
             }
             Ok(())
         }
@@ -388,9 +453,17 @@ mod tests {
                     histogram: crate::HistogramStat::None,
                     time: crate::QueryTime::Instant(0),
                 };
-                Ok(crate::AppenderInputs { queries: vec![q].into_iter().collect(), ..Default::default() })
+                Ok(crate::AppenderInputs {
+                    queries: vec![q].into_iter().collect(),
+                    ..Default::default()
+                })
             }
-            fn apply(&self, r: &GraphRequest, d: &AppenderData, g: &mut Graph) -> Result<(), PluginError> {
+            fn apply(
+                &self,
+                r: &GraphRequest,
+                d: &AppenderData,
+                g: &mut Graph,
+            ) -> Result<(), PluginError> {
                 Fragile.apply(r, d, g)
             }
         }

@@ -9,8 +9,8 @@ use abi_stable::{
 };
 
 use crate::{
-    appender::AppenderBox, backend::MetricsBackendBox, dashboards::DashboardProviderBox, guard::guard,
-    types::PluginError,
+    appender::AppenderBox, backend::MetricsBackendBox, dashboards::DashboardProviderBox,
+    guard::guard, types::PluginError,
 };
 
 /// One component registered with `inventory` inside a plugin crate.
@@ -133,10 +133,9 @@ macro_rules! __export_plugin_with_api {
             // SAFETY: `erased` returns the root module of type `PluginMod_Ref`, as
             // `from_constructor` requires.
             unsafe {
-                $crate::abi_stable::library::LibHeader::from_constructor::<$crate::export::PluginMod_Ref>(
-                    erased,
-                    $crate::abi_stable::library::CheckTypeLayout::Yes,
-                )
+                $crate::abi_stable::library::LibHeader::from_constructor::<
+                    $crate::export::PluginMod_Ref,
+                >(erased, $crate::abi_stable::library::CheckTypeLayout::Yes)
             }
         };
     };

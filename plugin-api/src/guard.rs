@@ -31,5 +31,6 @@ pub(crate) fn parse_config(text: &str) -> Result<serde_json::Value, PluginError>
     if text.trim().is_empty() {
         return Ok(serde_json::Value::Object(Default::default()));
     }
-    serde_json::from_str(text).map_err(|e| PluginError::invalid(format!("config is not valid JSON: {e}")))
+    serde_json::from_str(text)
+        .map_err(|e| PluginError::invalid(format!("config is not valid JSON: {e}")))
 }

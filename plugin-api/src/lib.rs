@@ -57,16 +57,21 @@ pub mod mesh;
 pub mod metrics;
 pub mod types;
 
-pub use appender::{Appender, AppenderAdapter, AppenderBox, AppenderData, AppenderInputs, GraphAppender};
+pub use appender::{
+    Appender, AppenderAdapter, AppenderBox, AppenderData, AppenderInputs, GraphAppender,
+};
 pub use backend::{MetricsAdapter, MetricsBackend, MetricsBackendBox, MetricsStore};
 pub use cluster::{ClusterData, ClusterKind, ConfigObject, ServiceInfo, WorkloadInfo};
 pub use dashboards::{
-    AggregationDef, ChartTemplate, DashboardAdapter, DashboardProvider, DashboardProviderBox, DashboardTemplate,
-    DataType, ProviderTier, TemplateSource,
+    AggregationDef, ChartTemplate, DashboardAdapter, DashboardProvider, DashboardProviderBox,
+    DashboardTemplate, DataType, ProviderTier, TemplateSource,
 };
 pub use export::{Components, PluginMod, PluginMod_Ref};
 pub use graph::{Edge, EdgeRates, Graph, GraphRequest, GraphType, Node, NodeRates, NodeType};
-pub use metrics::{BackendStatus, HistogramStat, MatchOp, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc, Sample, Series};
+pub use metrics::{
+    BackendStatus, HistogramStat, MatchOp, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc,
+    Sample, Series,
+};
 pub use types::{ErrorKind, Field, Label, PluginError, Value, label_value};
 
 #[doc(hidden)]

@@ -22,7 +22,11 @@ pub fn parse_host(host: &str, object_ns: &str, identity_domain: &str) -> ParsedH
         return ParsedHost { service: "*".into(), namespace: "*".into(), internal: true };
     }
     let parts: Vec<&str> = host.split('.').collect();
-    let internal = |svc: &str, ns: &str| ParsedHost { service: svc.into(), namespace: ns.into(), internal: true };
+    let internal = |svc: &str, ns: &str| ParsedHost {
+        service: svc.into(),
+        namespace: ns.into(),
+        internal: true,
+    };
     match parts.as_slice() {
         [svc] => internal(svc, object_ns),
         [svc, ns] => internal(svc, ns),
@@ -35,7 +39,13 @@ pub fn parse_host(host: &str, object_ns: &str, identity_domain: &str) -> ParsedH
 /// Whether `host`, written in an object of namespace `object_ns`, names the Service
 /// `service` of namespace `service_ns` (short name, name.namespace, name.namespace.svc,
 /// the FQDN with `identity_domain`, or `*` wildcards).
-pub fn host_matches_service(host: &str, object_ns: &str, service: &str, service_ns: &str, identity_domain: &str) -> bool {
+pub fn host_matches_service(
+    host: &str,
+    object_ns: &str,
+    service: &str,
+    service_ns: &str,
+    identity_domain: &str,
+) -> bool {
     let host = host.trim();
     if let Some(suffix) = host.strip_prefix("*.") {
         let fqdn = format!("{service}.{service_ns}.{identity_domain}");
@@ -55,7 +65,15 @@ mod tests {
 
     #[test]
     fn host_forms_match_their_service() {
-        for h in ["reviews", "reviews.bookinfo", "reviews.bookinfo.svc", "reviews.bookinfo.svc.cluster.local", "*", "*.bookinfo.svc.cluster.local", "*.cluster.local"] {
+        for h in [
+            "reviews",
+            "reviews.bookinfo",
+            "reviews.bookinfo.svc",
+            "reviews.bookinfo.svc.cluster.local",
+            "*",
+            "*.bookinfo.svc.cluster.local",
+            "*.cluster.local",
+        ] {
             assert!(host_matches_service(h, "bookinfo", "reviews", "bookinfo", D), "{h}");
         }
     }
@@ -64,9 +82,21 @@ mod tests {
     fn other_names_and_namespaces_do_not_match() {
         assert!(!host_matches_service("reviews", "other", "reviews", "bookinfo", D));
         assert!(!host_matches_service("ratings", "bookinfo", "reviews", "bookinfo", D));
-        assert!(!host_matches_service("reviews.other.svc.cluster.local", "bookinfo", "reviews", "bookinfo", D));
+        assert!(!host_matches_service(
+            "reviews.other.svc.cluster.local",
+            "bookinfo",
+            "reviews",
+            "bookinfo",
+            D
+        ));
         assert!(!host_matches_service("www.example.com", "bookinfo", "www", "bookinfo", D));
-        assert!(!host_matches_service("*.other.svc.cluster.local", "bookinfo", "reviews", "bookinfo", D));
+        assert!(!host_matches_service(
+            "*.other.svc.cluster.local",
+            "bookinfo",
+            "reviews",
+            "bookinfo",
+            D
+        ));
     }
 
     #[test]

@@ -19,7 +19,11 @@ const PODS_PER: usize = 3;
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 
@@ -70,7 +74,9 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
 async fn main() {
     let objs = objects();
     let count = objs.len();
-    let api = KubeApi::start(objs, Options { watch_max: Duration::from_secs(290), ..Default::default() }).await;
+    let api =
+        KubeApi::start(objs, Options { watch_max: Duration::from_secs(290), ..Default::default() })
+            .await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = ClusterConfig {
         source: SourceKind::Kube,
@@ -86,9 +92,18 @@ async fn main() {
     let after = rss_kib();
     let wl = state.workload_list("ns-00").unwrap();
     assert_eq!(wl.workloads.len(), PER_NS);
-    println!("cluster bench: {count} objects ({} workloads, {} services, {} pods)", NAMESPACES * PER_NS, NAMESPACES * PER_NS, NAMESPACES * PER_NS * PODS_PER);
+    println!(
+        "cluster bench: {count} objects ({} workloads, {} services, {} pods)",
+        NAMESPACES * PER_NS,
+        NAMESPACES * PER_NS,
+        NAMESPACES * PER_NS * PODS_PER
+    );
     println!("  time to first sync (incl. first model build): {:.1} ms", sync.as_secs_f64() * 1e3);
-    println!("  RSS growth of the synced cache + model: {:.1} MiB (process RSS {:.1} MiB)", (after.saturating_sub(before)) as f64 / 1024.0, after as f64 / 1024.0);
+    println!(
+        "  RSS growth of the synced cache + model: {:.1} MiB (process RSS {:.1} MiB)",
+        (after.saturating_sub(before)) as f64 / 1024.0,
+        after as f64 / 1024.0
+    );
 
     let mut lat = Vec::new();
     for _ in 0..300 {

@@ -15,7 +15,10 @@ use integration_tests::{
 fn range_queries_answered(prom: &PromServer) -> f64 {
     let (_, text) = http_get(prom.port(), "/metrics").expect("Prometheus /metrics");
     text.lines()
-        .filter(|l| l.starts_with("prometheus_http_requests_total{") && l.contains("handler=\"/api/v1/query_range\""))
+        .filter(|l| {
+            l.starts_with("prometheus_http_requests_total{")
+                && l.contains("handler=\"/api/v1/query_range\"")
+        })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
@@ -28,7 +31,11 @@ fn direct_queries() -> Vec<String> {
         format!("sum(vertx_http_server_connections{sel})"),
         format!("sum(vertx_http_server_wsConnections{sel})"),
     ];
-    for h in ["vertx_http_server_responseTime_seconds", "vertx_http_server_bytesSent", "vertx_http_server_bytesReceived"] {
+    for h in [
+        "vertx_http_server_responseTime_seconds",
+        "vertx_http_server_bytesSent",
+        "vertx_http_server_bytesReceived",
+    ] {
         qs.push(format!("sum(rate({h}_sum{sel}[1m])) / sum(rate({h}_count{sel}[1m]))"));
         for q in ["0.5", "0.95", "0.99"] {
             qs.push(format!("histogram_quantile({q}, sum by (le) (rate({h}_bucket{sel}[1m])))"));
@@ -40,14 +47,28 @@ fn direct_queries() -> Vec<String> {
 fn stats(mut v: Vec<Duration>) -> String {
     v.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    format!("median {:.2} ms, p90 {:.2} ms, min {:.2} ms", ms(v[v.len() / 2]), ms(v[v.len() * 9 / 10]), ms(v[0]))
+    format!(
+        "median {:.2} ms, p90 {:.2} ms, min {:.2} ms",
+        ms(v[v.len() / 2]),
+        ms(v[v.len() * 9 / 10]),
+        ms(v[0])
+    )
 }
 
 fn main() {
-    let runs: usize = std::env::var("DASHBOARDS_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(30).max(1);
+    let runs: usize = std::env::var("DASHBOARDS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30)
+        .max(1);
     let f = fixture(&["--topology", "demo", "--minutes", "30"]);
     let prom = PromServer::start(&f);
-    let dir = plugin_dir(&["metrics-prometheus", "dashboards-builtin", "dashboards-folder", "dashboards-monitoring"]);
+    let dir = plugin_dir(&[
+        "metrics-prometheus",
+        "dashboards-builtin",
+        "dashboards-folder",
+        "dashboards-monitoring",
+    ]);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
          [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
@@ -75,7 +96,12 @@ fn main() {
         .iter()
         .flat_map(|c| {
             let mut v: Vec<serde_json::Value> = c.get("metric").cloned().into_iter().collect();
-            v.extend(c.get("histogram").and_then(|h| h.as_object()).into_iter().flat_map(|h| h.values().cloned()));
+            v.extend(
+                c.get("histogram")
+                    .and_then(|h| h.as_object())
+                    .into_iter()
+                    .flat_map(|h| h.values().cloned()),
+            );
             v
         })
         .flat_map(|s| s["matrix"].as_array().cloned().unwrap_or_default())
@@ -89,7 +115,10 @@ fn main() {
             let handles: Vec<_> = direct
                 .iter()
                 .map(|q| {
-                    let p = format!("/api/v1/query_range?query={}&start={start}&end={end}&step={step}", percent_encode(q));
+                    let p = format!(
+                        "/api/v1/query_range?query={}&start={start}&end={end}&step={step}",
+                        percent_encode(q)
+                    );
                     s.spawn(move || http_get(port, &p).map(|(st, _)| st))
                 })
                 .collect();
@@ -113,8 +142,20 @@ fn main() {
         send_direct();
         theirs.push(t.elapsed());
     }
-    println!("customDashboard vertx-server (6 charts, avg + quantiles 0.5/0.95/0.99), 30 min at 15 s steps, {runs} runs");
-    println!("  charts: {charts}; range queries sent to Prometheus per dashboard: {sent}; points returned: {points}");
-    println!("  meshlens (HTTP, plan + {} concurrent queries + JSON): {}", direct.len(), stats(ours));
-    println!("  the same {} queries straight to Prometheus, concurrently: {}", direct.len(), stats(theirs));
+    println!(
+        "customDashboard vertx-server (6 charts, avg + quantiles 0.5/0.95/0.99), 30 min at 15 s steps, {runs} runs"
+    );
+    println!(
+        "  charts: {charts}; range queries sent to Prometheus per dashboard: {sent}; points returned: {points}"
+    );
+    println!(
+        "  meshlens (HTTP, plan + {} concurrent queries + JSON): {}",
+        direct.len(),
+        stats(ours)
+    );
+    println!(
+        "  the same {} queries straight to Prometheus, concurrently: {}",
+        direct.len(),
+        stats(theirs)
+    );
 }

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use abi_stable::std_types::RResult;
 use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, plugin_library};
 use plugin_api::{
-    AppenderData, Edge, Graph, GraphAppender, GraphRequest, GraphType, Node, NodeType, PluginMod_Ref,
+    AppenderData, Edge, Graph, GraphAppender, GraphRequest, GraphType, Node, NodeType,
+    PluginMod_Ref,
 };
 
 fn request() -> GraphRequest {
@@ -93,7 +94,10 @@ fn main() {
     });
     println!("  name() through the boundary: {:.0} ns/call", name_cost.as_secs_f64() * 1e9);
 
-    println!("start-up to a listening server with every bundled plugin ({} libraries)", BUNDLED.len());
+    println!(
+        "start-up to a listening server with every bundled plugin ({} libraries)",
+        BUNDLED.len()
+    );
     let config = |dir: &std::path::Path| {
         format!(
             "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n\

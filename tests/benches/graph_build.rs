@@ -12,9 +12,14 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::time::{Duration, Instant};
 
 use integration_tests::server::plugin_library;
-use meshlens_traffic::{GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order, build_graph, finish, traffic_plan};
+use meshlens_traffic::{
+    GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order, build_graph, finish,
+    traffic_plan,
+};
 use plugin_api::abi_stable::std_types::{RResult, RVec};
-use plugin_api::{AppenderBox, AppenderData, ClusterData, Label, QueryResult, Sample, Series, WorkloadInfo};
+use plugin_api::{
+    AppenderBox, AppenderData, ClusterData, Label, QueryResult, Sample, Series, WorkloadInfo,
+};
 
 const NAMESPACES: usize = 200;
 const WORKLOADS: usize = 50; // per namespace: 10,000 nodes
@@ -47,7 +52,10 @@ fn series(ns: &str, from: usize, to: usize, extra: &[(&str, &str)], v: f64) -> S
         Label::new("destination_version", "v1"),
     ];
     l.extend(extra.iter().map(|(n, v)| Label::new(*n, *v)));
-    Series { labels: l.into_iter().collect(), samples: vec![Sample { t: 0.0, v }].into_iter().collect() }
+    Series {
+        labels: l.into_iter().collect(),
+        samples: vec![Sample { t: 0.0, v }].into_iter().collect(),
+    }
 }
 
 fn all_series(extra: &[(&str, &str)], v: f64) -> RVec<Series> {
@@ -71,7 +79,10 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() {
     let appenders: Vec<(String, AppenderBox)> = APPENDERS
         .iter()
-        .flat_map(|p| plugin_api::compliance::load_appenders(&plugin_library(p)).unwrap_or_else(|e| panic!("{p}: {e}")))
+        .flat_map(|p| {
+            plugin_api::compliance::load_appenders(&plugin_library(p))
+                .unwrap_or_else(|e| panic!("{p}: {e}"))
+        })
         .map(|a| match a.name() {
             RResult::ROk(n) => (n.to_string(), a),
             RResult::RErr(e) => panic!("{e}"),
@@ -101,7 +112,9 @@ fn main() {
                 namespace: ns.as_str().into(),
                 name: format!("w{w}-v1").into(),
                 kind: "Deployment".into(),
-                labels: vec![Label::new("app", format!("w{w}")), Label::new("version", "v1")].into_iter().collect(),
+                labels: vec![Label::new("app", format!("w{w}")), Label::new("version", "v1")]
+                    .into_iter()
+                    .collect(),
                 pod_count: 1,
                 has_sidecar: w % 7 != 0,
             })
@@ -120,7 +133,10 @@ fn main() {
             let mut results = vec![QueryResult::default(); n_queries];
             match name.as_str() {
                 "responseTime" => results[2].series = all_series(&[], 12.0),
-                "securityPolicy" => results[1].series = all_series(&[("connection_security_policy", "mutual_tls")], 1.5),
+                "securityPolicy" => {
+                    results[1].series =
+                        all_series(&[("connection_security_policy", "mutual_tls")], 1.5)
+                }
                 _ => {}
             }
             AppenderData { cluster: cluster.clone(), results: results.into_iter().collect() }
@@ -164,10 +180,16 @@ fn main() {
         assert!(again == json, "the direct writer and serde_json disagree");
     }
     // This host's speed drifts by a third between runs; the fastest run shows the code's cost.
-    let (fmin, smin) = (full.iter().min().copied().unwrap_or_default(), ser.iter().min().copied().unwrap_or_default());
+    let (fmin, smin) = (
+        full.iter().min().copied().unwrap_or_default(),
+        ser.iter().min().copied().unwrap_or_default(),
+    );
     let (f, s) = (median(full), median(ser));
     let per = |d: Duration| d.as_secs_f64() * 1000.0 / RUNS as f64;
-    println!("graph_build: {nodes} nodes, {edges} edges, {:.1} MB of JSON, median of {RUNS} runs", size as f64 / 1e6);
+    println!(
+        "graph_build: {nodes} nodes, {edges} edges, {:.1} MB of JSON, median of {RUNS} runs",
+        size as f64 / 1e6
+    );
     println!(
         "  phases (mean ms): build {:.1}, seven appenders {:.1}, markers {:.1}, output {:.1}, JSON {:.1}",
         per(phases[0]),
@@ -176,9 +198,18 @@ fn main() {
         per(phases[3]),
         per(phases[4])
     );
-    let each: Vec<String> = order.iter().zip(&per_appender).map(|(n, d)| format!("{n} {:.1}", per(*d))).collect();
+    let each: Vec<String> =
+        order.iter().zip(&per_appender).map(|(n, d)| format!("{n} {:.1}", per(*d))).collect();
     println!("  appenders (mean ms): {}", each.join(", "));
-    println!("  build + appenders + JSON: {:.1} ms, fastest {:.1} ms (target < 100 ms)", f.as_secs_f64() * 1000.0, fmin.as_secs_f64() * 1000.0);
-    println!("  serde_json of the same output alone: {:.1} ms, fastest {:.1} ms", s.as_secs_f64() * 1000.0, smin.as_secs_f64() * 1000.0);
+    println!(
+        "  build + appenders + JSON: {:.1} ms, fastest {:.1} ms (target < 100 ms)",
+        f.as_secs_f64() * 1000.0,
+        fmin.as_secs_f64() * 1000.0
+    );
+    println!(
+        "  serde_json of the same output alone: {:.1} ms, fastest {:.1} ms",
+        s.as_secs_f64() * 1000.0,
+        smin.as_secs_f64() * 1000.0
+    );
     println!("  ratio: {:.2}x (target within 3x)", f.as_secs_f64() / s.as_secs_f64());
 }

@@ -17,7 +17,10 @@ const SECONDS: u64 = 30;
 const GRAPH: &str = "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp";
 
 fn mesh_queries(prom: &PromServer) -> usize {
-    prom.executed_queries().iter().filter(|p| p["query"].as_str().is_some_and(|q| q.contains("istio_"))).count()
+    prom.executed_queries()
+        .iter()
+        .filter(|p| p["query"].as_str().is_some_and(|q| q.contains("istio_")))
+        .count()
 }
 
 fn run(ttl: &str) {
@@ -48,7 +51,12 @@ fn run(ttl: &str) {
     let sent = mesh_queries(&prom) - before;
     let ok = answers.iter().filter(|r| r.status == 200).count();
     let metrics = m.get("/metrics").text();
-    let p = |name: &str| metrics.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok()).unwrap_or(0.0);
+    let p = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     println!(
         "cache_ttl {ttl:>3}: {VIEWERS} viewers x {SECONDS} s: {ok} graphs answered (of {}), {sent} queries executed by Prometheus \
          = {:.2} queries/s ({:.2} per graph); cache hits {}, misses {}",

@@ -51,7 +51,10 @@ fn manifests(dir: &std::path::Path) {
 fn engine_queries(prom: &PromServer) -> f64 {
     let (_, text) = http_get(prom.port(), "/metrics").expect("prometheus /metrics");
     text.lines()
-        .filter(|l| l.starts_with("prometheus_engine_query_duration_seconds_count") && l.contains("slice=\"inner_eval\""))
+        .filter(|l| {
+            l.starts_with("prometheus_engine_query_duration_seconds_count")
+                && l.contains("slice=\"inner_eval\"")
+        })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }
@@ -70,7 +73,10 @@ fn ns_list(n: usize) -> String {
 }
 
 fn graph_path(n: usize, time: i64) -> String {
-    format!("/api/namespaces/graph?namespaces={}&graphType=workload&queryTime={time}&duration=600s", ns_list(n))
+    format!(
+        "/api/namespaces/graph?namespaces={}&graphType=workload&queryTime={time}&duration=600s",
+        ns_list(n)
+    )
 }
 
 /// The structured queries one graph request plans: traffic families plus the bundled appenders'.
@@ -82,7 +88,9 @@ fn planned(n: usize, time: i64) -> Vec<MetricQuery> {
         "graphType" => Some("workload".to_string()),
         _ => None,
     };
-    let opts = GraphOptions::parse(GraphTarget::Namespaces, q, time, &names, &GraphSettings::default()).expect("options");
+    let opts =
+        GraphOptions::parse(GraphTarget::Namespaces, q, time, &names, &GraphSettings::default())
+            .expect("options");
     let req = opts.graph_request("istio_request_duration_milliseconds", 1.0);
     let mut qs = traffic_queries(&opts);
     for p in BUNDLED.iter().filter(|p| p.starts_with("appender-")) {
@@ -113,19 +121,31 @@ fn parsed(backend: &MetricsBackendBox, qs: &[MetricQuery]) -> Duration {
 /// how many entries there are.
 fn logged_queries(prom: &PromServer, skip: usize) -> (Vec<String>, usize) {
     let log = prom.executed_queries();
-    let queries = log[skip.min(log.len())..].iter().filter_map(|p| p["query"].as_str().map(str::to_string)).collect();
+    let queries = log[skip.min(log.len())..]
+        .iter()
+        .filter_map(|p| p["query"].as_str().map(str::to_string))
+        .collect();
     (queries, log.len())
 }
 
 /// The raw replay: each query as its own concurrent HTTP request; bodies read, not parsed.
-fn raw_replay(http: &reqwest::blocking::Client, base: &str, queries: &[String], time: i64) -> Duration {
+fn raw_replay(
+    http: &reqwest::blocking::Client,
+    base: &str,
+    queries: &[String],
+    time: i64,
+) -> Duration {
     let t = Instant::now();
     std::thread::scope(|s| {
         for q in queries {
             s.spawn(move || {
                 let r = http
                     .get(format!("{base}/api/v1/query"))
-                    .query(&[("query", q.as_str()), ("time", &time.to_string()), ("timeout", "60s")])
+                    .query(&[
+                        ("query", q.as_str()),
+                        ("time", &time.to_string()),
+                        ("timeout", "60s"),
+                    ])
                     .send()
                     .expect("raw query");
                 assert!(r.status().is_success(), "raw query failed: {}", r.status());
@@ -154,12 +174,24 @@ fn self_metrics(m: &Meshlens) -> std::collections::HashMap<String, f64> {
 /// Where the graphs' time went between two scrapes, per graph request (ms): the whole
 /// request, the mean backend query (sent concurrently, so not additive), build, all
 /// appenders, output.
-fn phases(before: &std::collections::HashMap<String, f64>, after: &std::collections::HashMap<String, f64>, graphs: usize) -> String {
+fn phases(
+    before: &std::collections::HashMap<String, f64>,
+    after: &std::collections::HashMap<String, f64>,
+    graphs: usize,
+) -> String {
     let delta = |prefix: &str, filter: &str| -> f64 {
-        after.iter().filter(|(k, _)| k.starts_with(prefix) && k.contains(filter)).map(|(k, v)| v - before.get(k).copied().unwrap_or(0.0)).sum()
+        after
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix) && k.contains(filter))
+            .map(|(k, v)| v - before.get(k).copied().unwrap_or(0.0))
+            .sum()
     };
-    let per_graph = |phase: &str| delta("meshlens_graph_phase_duration_seconds_sum", &format!("phase=\"{phase}\"")) * 1000.0 / graphs as f64;
-    let request = delta("meshlens_api_request_duration_seconds_sum", "graphNamespaces") * 1000.0 / graphs as f64;
+    let per_graph = |phase: &str| {
+        delta("meshlens_graph_phase_duration_seconds_sum", &format!("phase=\"{phase}\"")) * 1000.0
+            / graphs as f64
+    };
+    let request = delta("meshlens_api_request_duration_seconds_sum", "graphNamespaces") * 1000.0
+        / graphs as f64;
     let query = delta("meshlens_backend_query_duration_seconds_sum", "")
         / delta("meshlens_backend_query_duration_seconds_count", "").max(1.0)
         * 1000.0;
@@ -196,8 +228,13 @@ fn main() {
         cluster.path(),
         prom.url()
     );
-    let m = Meshlens::start(&cfg, &[], vec![plugins, cluster]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
-    let backend = configured_backend("metrics-prometheus", "prometheus", serde_json::json!({ "url": prom.url() }));
+    let m = Meshlens::start(&cfg, &[], vec![plugins, cluster])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
+    let backend = configured_backend(
+        "metrics-prometheus",
+        "prometheus",
+        serde_json::json!({ "url": prom.url() }),
+    );
     let http = reqwest::blocking::Client::new();
     let base = prom.url();
 
@@ -205,8 +242,13 @@ fn main() {
     let r = m.get(&graph_path(NAMESPACES, END));
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
-    let (nodes, edges) = (v["elements"]["nodes"].as_array().map_or(0, Vec::len), v["elements"]["edges"].as_array().map_or(0, Vec::len));
-    println!("graph_prometheus: {NAMESPACES} namespaces x {WORKLOADS} workloads; graph of {nodes} nodes, {edges} edges (graphType=workload, all appenders)");
+    let (nodes, edges) = (
+        v["elements"]["nodes"].as_array().map_or(0, Vec::len),
+        v["elements"]["edges"].as_array().map_or(0, Vec::len),
+    );
+    println!(
+        "graph_prometheus: {NAMESPACES} namespaces x {WORKLOADS} workloads; graph of {nodes} nodes, {edges} edges (graphType=workload, all appenders)"
+    );
 
     // A fresh query time for every request: one second earlier each time.
     let mut time = END;

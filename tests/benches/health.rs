@@ -15,7 +15,10 @@ const APPS: usize = 500;
 fn engine_queries(prom: &PromServer) -> f64 {
     let (_, text) = http_get(prom.port(), "/metrics").expect("prometheus /metrics");
     text.lines()
-        .filter(|l| l.starts_with("prometheus_engine_query_duration_seconds_count") && l.contains("slice=\"inner_eval\""))
+        .filter(|l| {
+            l.starts_with("prometheus_engine_query_duration_seconds_count")
+                && l.contains("slice=\"inner_eval\"")
+        })
         .filter_map(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()))
         .sum()
 }
@@ -37,7 +40,16 @@ fn manifests(dir: &std::path::Path) {
 
 fn main() {
     ensure_built();
-    let f = fixture(&["--topology", "synthetic", "--namespaces", "1", "--workloads", &APPS.to_string(), "--minutes", "20"]);
+    let f = fixture(&[
+        "--topology",
+        "synthetic",
+        "--namespaces",
+        "1",
+        "--workloads",
+        &APPS.to_string(),
+        "--minutes",
+        "20",
+    ]);
     let prom = PromServer::start(&f);
     let cluster = tempfile::tempdir().expect("temp dir");
     manifests(cluster.path());
@@ -62,7 +74,10 @@ fn main() {
         let r = m.get(&format!("{path}?type={ty}"));
         assert_eq!(r.status, 200);
         std::thread::sleep(Duration::from_millis(200));
-        println!("  type={ty}: queries Prometheus executed for one request: {}", engine_queries(&prom) - before);
+        println!(
+            "  type={ty}: queries Prometheus executed for one request: {}",
+            engine_queries(&prom) - before
+        );
     }
     let mut times = Vec::new();
     for _ in 0..20 {

@@ -55,11 +55,22 @@ fn main() {
     let reviews = Reviews::new();
     // Rights namespace by namespace (not cluster-wide): the expensive case for the cache.
     reviews.user("bench", TOKEN, &names.iter().map(String::as_str).collect::<Vec<_>>());
-    let api = rt.block_on(KubeApi::start(objects(), Options { reviews: Some(reviews.clone()), ..Default::default() }));
+    let api = rt.block_on(KubeApi::start(
+        objects(),
+        Options { reviews: Some(reviews.clone()), ..Default::default() },
+    ));
 
     let f = fixture(&[
-        "--end", END, "--minutes", "15", "--topology", "synthetic",
-        "--namespaces", &NAMESPACES.to_string(), "--workloads", &WORKLOADS.to_string(),
+        "--end",
+        END,
+        "--minutes",
+        "15",
+        "--topology",
+        "synthetic",
+        "--namespaces",
+        &NAMESPACES.to_string(),
+        "--workloads",
+        &WORKLOADS.to_string(),
     ]);
     let prom = PromServer::start(&f);
     let start = |auth: &str| {
@@ -72,11 +83,15 @@ fn main() {
             plugins.path(),
             prom.url()
         );
-        Meshlens::start(&cfg, &[], vec![plugins, dir]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+        Meshlens::start(&cfg, &[], vec![plugins, dir])
+            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
     };
     let anonymous = start("strategy = \"anonymous\"");
     let token = start("strategy = \"token\"");
-    let path = format!("/api/namespaces/graph?namespaces={}&queryTime={END}&duration=600s", names.join(","));
+    let path = format!(
+        "/api/namespaces/graph?namespaces={}&queryTime={END}&duration=600s",
+        names.join(",")
+    );
     let bearer = format!("Bearer {TOKEN}");
 
     // Warm-up: the cluster sync, the duration histogram, and (token) the cold review cache.
@@ -100,13 +115,24 @@ fn main() {
         assert_eq!(token.get_with(&path, &[("Authorization", &bearer)]).status, 200);
         token_t.push(t.elapsed());
     }
-    let warm_reviews = (reviews.token_reviews() - after_cold.0, reviews.access_reviews() - after_cold.1);
-    let (a_min, t_min) = (anon_t.iter().min().copied().unwrap_or_default(), token_t.iter().min().copied().unwrap_or_default());
+    let warm_reviews =
+        (reviews.token_reviews() - after_cold.0, reviews.access_reviews() - after_cold.1);
+    let (a_min, t_min) = (
+        anon_t.iter().min().copied().unwrap_or_default(),
+        token_t.iter().min().copied().unwrap_or_default(),
+    );
 
-    println!("graph of {NAMESPACES} namespaces x {WORKLOADS} workloads ({nodes} nodes), {RUNS} runs each, alternating");
+    println!(
+        "graph of {NAMESPACES} namespaces x {WORKLOADS} workloads ({nodes} nodes), {RUNS} runs each, alternating"
+    );
     println!("  {:<36} {:>10} {:>10}", "", "median ms", "fastest ms");
     println!("  {:<36} {:>10.1} {:>10.1}", "anonymous", ms(median(anon_t)), ms(a_min));
-    println!("  {:<36} {:>10.1} {:>10.1}", "token user, warm review cache", ms(median(token_t)), ms(t_min));
+    println!(
+        "  {:<36} {:>10.1} {:>10.1}",
+        "token user, warm review cache",
+        ms(median(token_t)),
+        ms(t_min)
+    );
     println!("  token user, first request (cold cache): {:.1} ms", ms(cold));
     println!(
         "  reviews: cold request {} TokenReview + {} SubjectAccessReviews; {RUNS} warm requests {} + {}",

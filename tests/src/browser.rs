@@ -23,7 +23,6 @@ pub use fantoccini::Client;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use serde_json::{Value, json};
 
-
 /// The flags the console tests start Chromium with (quiet, reproducible, no network calls home).
 pub const CHROMIUM_FLAGS: &[&str] = &[
     "--headless=new",
@@ -49,7 +48,11 @@ fn shared() -> &'static Mutex<Shared> {
 }
 
 fn target_tmp() -> PathBuf {
-    crate::server::profile_dir().parent().map(Path::to_path_buf).unwrap_or_else(crate::server::profile_dir).join("tmp")
+    crate::server::profile_dir()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(crate::server::profile_dir)
+        .join("tmp")
 }
 
 fn on_path(name: &str) -> PathBuf {
@@ -100,9 +103,15 @@ fn start() -> Shared {
             }
         }
     });
-    let port = rx.recv_timeout(Duration::from_secs(30)).expect("chromedriver reports its port within 30 s");
+    let port = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("chromedriver reports its port within 30 s");
 
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| s.to_string()).collect();
     args.push(format!("--user-data-dir={}", profile.display()));
     args.push("--window-size=1280,800".into());
@@ -115,7 +124,10 @@ fn start() -> Shared {
     let client = rt
         .block_on(async {
             let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-            fantoccini::ClientBuilder::new(connector).capabilities(caps).connect(&format!("http://127.0.0.1:{port}")).await
+            fantoccini::ClientBuilder::new(connector)
+                .capabilities(caps)
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
         })
         .unwrap_or_else(|e| panic!("cannot start a chromium session through chromedriver: {e}"));
     Shared { client, rt, _driver: driver }
@@ -141,7 +153,11 @@ where
 struct GetLog;
 
 impl WebDriverCompatibleCommand for GetLog {
-    fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
         base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
     }
     fn method_and_body(&self, _url: &url::Url) -> (warp::http::Method, Option<String>) {
@@ -178,13 +194,16 @@ pub async fn wait_js(c: &Client, script: &str, what: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let v = js(c, script, vec![]).await;
-        let truthy = !matches!(&v, Value::Null | Value::Bool(false)) && v != json!("") && v != json!(0);
+        let truthy =
+            !matches!(&v, Value::Null | Value::Bool(false)) && v != json!("") && v != json!(0);
         if truthy {
             return v;
         }
         if Instant::now() > deadline {
             let url = c.current_url().await.map(|u| u.to_string()).unwrap_or_default();
-            let body = js(c, "return document.body ? document.body.innerText.slice(0, 2000) : ''", vec![]).await;
+            let body =
+                js(c, "return document.body ? document.body.innerText.slice(0, 2000) : ''", vec![])
+                    .await;
             panic!("timed out waiting for {what} on {url}\npage text: {body}");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -208,7 +227,11 @@ pub async fn wait_graph(c: &Client) -> Value {
 
 /// Saves a PNG screenshot under `target/console-screenshots/NAME.png`.
 pub async fn screenshot(c: &Client, name: &str) -> PathBuf {
-    let dir = target_tmp().parent().map(Path::to_path_buf).unwrap_or_else(target_tmp).join("console-screenshots");
+    let dir = target_tmp()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(target_tmp)
+        .join("console-screenshots");
     std::fs::create_dir_all(&dir).expect("screenshot folder");
     let png = c.screenshot().await.expect("screenshot");
     let path = dir.join(format!("{name}.png"));

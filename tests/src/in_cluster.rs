@@ -26,8 +26,25 @@ impl Drop for InCluster {
 fn certificate(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let (key, cert) = (dir.join("tls.key"), dir.join("ca.crt"));
     let out = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
-        .args(["-subj", "/CN=kubernetes", "-addext", "subjectAltName=IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:FALSE"])
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+        ])
+        .args([
+            "-subj",
+            "/CN=kubernetes",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
+        ])
         .arg("-keyout")
         .arg(&key)
         .arg("-out")
@@ -45,8 +62,10 @@ impl InCluster {
         let (key, cert) = certificate(dir.path());
         std::fs::write(dir.path().join("token"), token).expect("write token");
         std::fs::write(dir.path().join("namespace"), "istio-system").expect("write namespace");
-        let certs: Vec<CertificateDer<'static>> =
-            CertificateDer::pem_file_iter(&cert).expect("read cert").collect::<Result<_, _>>().expect("parse cert");
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert)
+            .expect("read cert")
+            .collect::<Result<_, _>>()
+            .expect("parse cert");
         let key = PrivateKeyDer::from_pem_file(&key).expect("read key");
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let tls = rustls::ServerConfig::builder_with_provider(provider)
@@ -56,7 +75,8 @@ impl InCluster {
             .with_single_cert(certs, key)
             .expect("TLS config");
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-        let inner: SocketAddr = api.url().trim_start_matches("http://").parse().expect("API address");
+        let inner: SocketAddr =
+            api.url().trim_start_matches("http://").parse().expect("API address");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
         let task = tokio::spawn(async move {

@@ -17,9 +17,9 @@ use std::{
     time::Duration,
 };
 
+use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
-use bytes::Bytes;
 use warp::{Filter, http::StatusCode};
 
 /// A resource the server serves.
@@ -39,29 +39,128 @@ pub struct ResourceDef {
 
 /// The resources served. `config.istio.io` is missing on purpose: a cluster without those CRDs.
 pub const RESOURCES: &[ResourceDef] = &[
-    ResourceDef { group: "", versions: &["v1"], kind: "Namespace", plural: "namespaces", namespaced: false },
+    ResourceDef {
+        group: "",
+        versions: &["v1"],
+        kind: "Namespace",
+        plural: "namespaces",
+        namespaced: false,
+    },
     ResourceDef { group: "", versions: &["v1"], kind: "Pod", plural: "pods", namespaced: true },
-    ResourceDef { group: "", versions: &["v1"], kind: "Service", plural: "services", namespaced: true },
-    ResourceDef { group: "", versions: &["v1"], kind: "ReplicationController", plural: "replicationcontrollers", namespaced: true },
-    ResourceDef { group: "apps", versions: &["v1"], kind: "Deployment", plural: "deployments", namespaced: true },
-    ResourceDef { group: "apps", versions: &["v1"], kind: "ReplicaSet", plural: "replicasets", namespaced: true },
-    ResourceDef { group: "apps", versions: &["v1"], kind: "StatefulSet", plural: "statefulsets", namespaced: true },
-    ResourceDef { group: "apps", versions: &["v1"], kind: "DaemonSet", plural: "daemonsets", namespaced: true },
-    ResourceDef { group: "batch", versions: &["v1"], kind: "Job", plural: "jobs", namespaced: true },
-    ResourceDef { group: "batch", versions: &["v1"], kind: "CronJob", plural: "cronjobs", namespaced: true },
-    ResourceDef { group: "autoscaling", versions: &["v2"], kind: "HorizontalPodAutoscaler", plural: "horizontalpodautoscalers", namespaced: true },
-    ResourceDef { group: "networking.istio.io", versions: &["v1beta1", "v1alpha3"], kind: "VirtualService", plural: "virtualservices", namespaced: true },
-    ResourceDef { group: "networking.istio.io", versions: &["v1beta1", "v1alpha3"], kind: "DestinationRule", plural: "destinationrules", namespaced: true },
-    ResourceDef { group: "networking.istio.io", versions: &["v1beta1", "v1alpha3"], kind: "Gateway", plural: "gateways", namespaced: true },
-    ResourceDef { group: "networking.istio.io", versions: &["v1beta1", "v1alpha3"], kind: "ServiceEntry", plural: "serviceentries", namespaced: true },
-    ResourceDef { group: "monitoring.kiali.io", versions: &["v1alpha1"], kind: "MonitoringDashboard", plural: "monitoringdashboards", namespaced: true },
+    ResourceDef {
+        group: "",
+        versions: &["v1"],
+        kind: "Service",
+        plural: "services",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "",
+        versions: &["v1"],
+        kind: "ReplicationController",
+        plural: "replicationcontrollers",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "apps",
+        versions: &["v1"],
+        kind: "Deployment",
+        plural: "deployments",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "apps",
+        versions: &["v1"],
+        kind: "ReplicaSet",
+        plural: "replicasets",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "apps",
+        versions: &["v1"],
+        kind: "StatefulSet",
+        plural: "statefulsets",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "apps",
+        versions: &["v1"],
+        kind: "DaemonSet",
+        plural: "daemonsets",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "batch",
+        versions: &["v1"],
+        kind: "Job",
+        plural: "jobs",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "batch",
+        versions: &["v1"],
+        kind: "CronJob",
+        plural: "cronjobs",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "autoscaling",
+        versions: &["v2"],
+        kind: "HorizontalPodAutoscaler",
+        plural: "horizontalpodautoscalers",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "networking.istio.io",
+        versions: &["v1beta1", "v1alpha3"],
+        kind: "VirtualService",
+        plural: "virtualservices",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "networking.istio.io",
+        versions: &["v1beta1", "v1alpha3"],
+        kind: "DestinationRule",
+        plural: "destinationrules",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "networking.istio.io",
+        versions: &["v1beta1", "v1alpha3"],
+        kind: "Gateway",
+        plural: "gateways",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "networking.istio.io",
+        versions: &["v1beta1", "v1alpha3"],
+        kind: "ServiceEntry",
+        plural: "serviceentries",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "monitoring.kiali.io",
+        versions: &["v1alpha1"],
+        kind: "MonitoringDashboard",
+        plural: "monitoringdashboards",
+        namespaced: true,
+    },
 ];
 
-fn def_by_kind(defs: &'static [ResourceDef], group: &str, kind: &str) -> Option<&'static ResourceDef> {
+fn def_by_kind(
+    defs: &'static [ResourceDef],
+    group: &str,
+    kind: &str,
+) -> Option<&'static ResourceDef> {
     defs.iter().find(|d| d.group == group && d.kind == kind)
 }
 
-fn def_by_plural(defs: &'static [ResourceDef], group: &str, version: &str, plural: &str) -> Option<&'static ResourceDef> {
+fn def_by_plural(
+    defs: &'static [ResourceDef],
+    group: &str,
+    version: &str,
+    plural: &str,
+) -> Option<&'static ResourceDef> {
     defs.iter().find(|d| d.group == group && d.plural == plural && d.versions.contains(&version))
 }
 
@@ -89,7 +188,14 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         let (watch_max, bookmark_every) = (Duration::from_secs(5), Duration::from_secs(1));
-        Options { watch_max, bookmark_every, git_version: "v1.33.2".into(), resources: RESOURCES, rbac: None, reviews: None }
+        Options {
+            watch_max,
+            bookmark_every,
+            git_version: "v1.33.2".into(),
+            resources: RESOURCES,
+            rbac: None,
+            reviews: None,
+        }
     }
 }
 
@@ -194,12 +300,23 @@ impl KubeApi {
                 Ok::<_, Infallible>(handle(path.as_str(), &q, &s))
             });
         // With RBAC on, a request the role does not allow is answered here, before any route.
-        let gate = warp::method().and(warp::header::optional::<String>("authorization")).and(warp::path::full()).and(warp::query()).and_then(
-            move |m: warp::http::Method, auth: Option<String>, path: warp::path::FullPath, q: HashMap<String, String>| {
-                let denied = s3.opts.rbac.as_ref().and_then(|r| r.deny(m.as_str(), path.as_str(), &q, auth.as_deref()));
-                async move { denied.ok_or_else(warp::reject::not_found) }
-            },
-        );
+        let gate = warp::method()
+            .and(warp::header::optional::<String>("authorization"))
+            .and(warp::path::full())
+            .and(warp::query())
+            .and_then(
+                move |m: warp::http::Method,
+                      auth: Option<String>,
+                      path: warp::path::FullPath,
+                      q: HashMap<String, String>| {
+                    let denied = s3
+                        .opts
+                        .rbac
+                        .as_ref()
+                        .and_then(|r| r.deny(m.as_str(), path.as_str(), &q, auth.as_deref()));
+                    async move { denied.ok_or_else(warp::reject::not_found) }
+                },
+            );
         let route = gate.or(crate::kube_reviews::routes(shared.opts.reviews.clone())).or(route);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -252,7 +369,12 @@ impl KubeApi {
     pub fn delete(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> bool {
         let group = api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("");
         let Some(def) = def_by_kind(self.shared.opts.resources, group, kind) else { return false };
-        let key = (def.group, def.plural, if def.namespaced { namespace.to_string() } else { String::new() }, name.to_string());
+        let key = (
+            def.group,
+            def.plural,
+            if def.namespaced { namespace.to_string() } else { String::new() },
+            name.to_string(),
+        );
         let mut st = self.shared.store.lock().unwrap();
         let Some(mut obj) = st.objects.remove(&key) else { return false };
         st.rv += 1;
@@ -274,7 +396,11 @@ impl KubeApi {
     /// Counters of what was served: (watch requests, 410 Gone answers, bookmarks sent).
     pub fn served(&self) -> (usize, usize, usize) {
         let s = &self.shared;
-        (s.watches.load(Ordering::SeqCst), s.expired.load(Ordering::SeqCst), s.bookmarks.load(Ordering::SeqCst))
+        (
+            s.watches.load(Ordering::SeqCst),
+            s.expired.load(Ordering::SeqCst),
+            s.bookmarks.load(Ordering::SeqCst),
+        )
     }
 
     /// Number of objects held.
@@ -305,7 +431,8 @@ fn normalize(o: &mut Value, def: &ResourceDef, ns: &str, rv: u64) {
 fn reply(code: StatusCode, body: &Value) -> warp::reply::Response {
     let mut r = warp::reply::Response::new(body.to_string().into());
     *r.status_mut() = code;
-    r.headers_mut().insert("content-type", warp::http::HeaderValue::from_static("application/json"));
+    r.headers_mut()
+        .insert("content-type", warp::http::HeaderValue::from_static("application/json"));
     r
 }
 
@@ -366,7 +493,10 @@ fn groups(defs: &[ResourceDef]) -> Vec<Value> {
                     versions.push(v);
                 }
             }
-            let vs: Vec<Value> = versions.iter().map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v})).collect();
+            let vs: Vec<Value> = versions
+                .iter()
+                .map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v}))
+                .collect();
             json!({"name": g, "versions": vs, "preferredVersion": vs[0]})
         })
         .collect()
@@ -374,7 +504,10 @@ fn groups(defs: &[ResourceDef]) -> Vec<Value> {
 
 fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::reply::Response {
     if !s.available.load(Ordering::SeqCst) {
-        return reply(StatusCode::SERVICE_UNAVAILABLE, &status(503, "ServiceUnavailable", "the server is not ready"));
+        return reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &status(503, "ServiceUnavailable", "the server is not ready"),
+        );
     }
     let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|x| !x.is_empty()).collect();
     let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
@@ -383,16 +516,27 @@ fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::rep
             let mut parts = v.split('.');
             let major = parts.next().unwrap_or("1");
             let minor = parts.next().unwrap_or("0");
-            return reply(StatusCode::OK, &json!({"major": major, "minor": minor, "gitVersion": s.opts.git_version,
+            return reply(
+                StatusCode::OK,
+                &json!({"major": major, "minor": minor, "gitVersion": s.opts.git_version,
                 "gitCommit": "0000000", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
-                "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}));
+                "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}),
+            );
         }
         ["api"] => {
             let addr = s.addr.lock().unwrap().map(|a| a.to_string()).unwrap_or_default();
-            return reply(StatusCode::OK, &json!({"kind": "APIVersions", "versions": ["v1"],
-                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": addr}]}));
+            return reply(
+                StatusCode::OK,
+                &json!({"kind": "APIVersions", "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": addr}]}),
+            );
         }
-        ["apis"] => return reply(StatusCode::OK, &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups(s.opts.resources)})),
+        ["apis"] => {
+            return reply(
+                StatusCode::OK,
+                &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups(s.opts.resources)}),
+            );
+        }
         ["apis", g] => {
             return match groups(s.opts.resources).into_iter().find(|x| x["name"] == *g) {
                 Some(mut grp) => {
@@ -429,7 +573,10 @@ fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::rep
         return not_found("the server could not find the requested resource");
     };
     if s.forbidden.lock().unwrap().iter().any(|p| p == def.plural) {
-        let msg = format!("{}.{} is forbidden: User \"tester\" cannot list resource \"{}\" in API group \"{}\"", def.plural, def.group, def.plural, def.group);
+        let msg = format!(
+            "{}.{} is forbidden: User \"tester\" cannot list resource \"{}\" in API group \"{}\"",
+            def.plural, def.group, def.plural, def.group
+        );
         return reply(StatusCode::FORBIDDEN, &status(403, "Forbidden", &msg));
     }
     let av = api_version(def.group, version);
@@ -472,14 +619,18 @@ fn handle(path: &str, q: &HashMap<String, String>, s: &Arc<Shared>) -> warp::rep
         })
         .collect();
     let start: usize = q.get("continue").and_then(|c| c.parse().ok()).unwrap_or(0);
-    let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).filter(|l| *l > 0).unwrap_or(usize::MAX);
+    let limit: usize =
+        q.get("limit").and_then(|l| l.parse().ok()).filter(|l| *l > 0).unwrap_or(usize::MAX);
     let total = items.len();
     let page: Vec<Value> = items.drain(start.min(total)..).take(limit).collect();
     let mut meta = json!({"resourceVersion": st.rv.to_string()});
     if start.saturating_add(limit) < total {
         meta["continue"] = json!((start + limit).to_string());
     }
-    reply(StatusCode::OK, &json!({"kind": format!("{}List", def.kind), "apiVersion": av, "metadata": meta, "items": page}))
+    reply(
+        StatusCode::OK,
+        &json!({"kind": format!("{}List", def.kind), "apiVersion": av, "metadata": meta, "items": page}),
+    )
 }
 
 /// Label (`a=b`, `a==b`, `a!=b`, `a`, `!a`) and field (`metadata.name`, `metadata.namespace`)
@@ -493,7 +644,14 @@ struct Filter_ {
 impl Filter_ {
     fn parse(ns: Option<&str>, q: &HashMap<String, String>) -> Result<Filter_, String> {
         let mut labels = Vec::new();
-        for term in q.get("labelSelector").map(String::as_str).unwrap_or("").split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        for term in q
+            .get("labelSelector")
+            .map(String::as_str)
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
             if let Some((k, v)) = term.split_once("!=") {
                 labels.push((k.trim().into(), "!=".into(), v.trim().into()));
             } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
@@ -507,7 +665,14 @@ impl Filter_ {
             }
         }
         let mut fields = Vec::new();
-        for term in q.get("fieldSelector").map(String::as_str).unwrap_or("").split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        for term in q
+            .get("fieldSelector")
+            .map(String::as_str)
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
             let (k, eq, v) = if let Some((k, v)) = term.split_once("!=") {
                 (k, false, v)
             } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
@@ -547,7 +712,13 @@ fn line(ev_type: &str, object: &Value) -> Bytes {
     Bytes::from(s)
 }
 
-fn watch(s: &Arc<Shared>, def: &'static ResourceDef, av: String, filter: Filter_, q: &HashMap<String, String>) -> warp::reply::Response {
+fn watch(
+    s: &Arc<Shared>,
+    def: &'static ResourceDef,
+    av: String,
+    filter: Filter_,
+    q: &HashMap<String, String>,
+) -> warp::reply::Response {
     let timeout = q
         .get("timeoutSeconds")
         .and_then(|t| t.parse::<u64>().ok())
@@ -555,7 +726,8 @@ fn watch(s: &Arc<Shared>, def: &'static ResourceDef, av: String, filter: Filter_
         .unwrap_or(s.opts.watch_max)
         .min(s.opts.watch_max);
     let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
-    let from: Option<u64> = q.get("resourceVersion").and_then(|r| r.parse().ok()).filter(|r| *r > 0);
+    let from: Option<u64> =
+        q.get("resourceVersion").and_then(|r| r.parse().ok()).filter(|r| *r > 0);
     s.watches.fetch_add(1, Ordering::SeqCst);
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(1024);
     // Subscribe before reading the history so nothing falls between the two.
@@ -574,13 +746,21 @@ fn watch(s: &Arc<Shared>, def: &'static ResourceDef, av: String, filter: Filter_
         seen = st.rv;
         match from {
             Some(rv) if rv < st.log_start => {
-                let gone = status(410, "Expired", &format!("too old resource version: {rv} ({})", st.log_start));
+                let gone = status(
+                    410,
+                    "Expired",
+                    &format!("too old resource version: {rv} ({})", st.log_start),
+                );
                 first.push(line("ERROR", &gone));
                 expired = true;
                 s.expired.fetch_add(1, Ordering::SeqCst);
             }
             Some(rv) => {
-                for e in st.log.iter().filter(|e| e.rv > rv && e.group == def.group && e.plural == def.plural) {
+                for e in st
+                    .log
+                    .iter()
+                    .filter(|e| e.rv > rv && e.group == def.group && e.plural == def.plural)
+                {
                     if filter.matches(&e.object) {
                         first.push(line(e.kind, &stamp(&e.object)));
                     }
@@ -598,7 +778,10 @@ fn watch(s: &Arc<Shared>, def: &'static ResourceDef, av: String, filter: Filter_
     let start_rv = seen;
     let every = s.opts.bookmark_every;
     let bookmark = move |rv: u64| {
-        line("BOOKMARK", &json!({"kind": def.kind, "apiVersion": api_version(def.group, def.versions[0]), "metadata": {"resourceVersion": rv.to_string()}}))
+        line(
+            "BOOKMARK",
+            &json!({"kind": def.kind, "apiVersion": api_version(def.group, def.versions[0]), "metadata": {"resourceVersion": rv.to_string()}}),
+        )
     };
     let stamp_owned = {
         let av = av.clone();
@@ -648,9 +831,11 @@ fn watch(s: &Arc<Shared>, def: &'static ResourceDef, av: String, filter: Filter_
             }
         }
     });
-    let body = futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
+    let body =
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) });
     let mut r = warp::reply::Reply::into_response(warp::reply::stream(body));
-    r.headers_mut().insert("content-type", warp::http::HeaderValue::from_static("application/json"));
+    r.headers_mut()
+        .insert("content-type", warp::http::HeaderValue::from_static("application/json"));
     r
 }
 

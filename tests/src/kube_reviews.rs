@@ -103,8 +103,13 @@ impl Reviews {
         self.token_reviews.fetch_add(1, Ordering::SeqCst);
         let token = body.pointer("/spec/token").and_then(Value::as_str).unwrap_or("");
         let users = self.users.lock().unwrap();
-        let status = match users.iter().find(|u| !token.is_empty() && u.tokens.iter().any(|t| t == token)) {
-            Some(u) => json!({"authenticated": true, "user": {"username": u.name, "uid": format!("uid-{}", u.name), "groups": u.groups}}),
+        let status = match users
+            .iter()
+            .find(|u| !token.is_empty() && u.tokens.iter().any(|t| t == token))
+        {
+            Some(u) => {
+                json!({"authenticated": true, "user": {"username": u.name, "uid": format!("uid-{}", u.name), "groups": u.groups}})
+            }
             None => json!({"authenticated": false, "error": "invalid bearer token"}),
         };
         json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "metadata": {}, "spec": body["spec"], "status": status})
@@ -122,7 +127,9 @@ impl Reviews {
         let right = field(attr, "verb") == want_verb && field(attr, "resource") == want_resource;
         let users = self.users.lock().unwrap();
         let allowed = right
-            && users.iter().any(|u| u.name == user && (u.everywhere || (!ns.is_empty() && u.namespaces.contains(&ns))));
+            && users.iter().any(|u| {
+                u.name == user && (u.everywhere || (!ns.is_empty() && u.namespaces.contains(&ns)))
+            });
         let reason = if allowed { "granted by the loopback table" } else { "" };
         json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "metadata": {}, "spec": spec,
                "status": {"allowed": allowed, "reason": reason}})
@@ -132,17 +139,18 @@ impl Reviews {
 fn json_reply(code: StatusCode, body: &Value) -> warp::reply::Response {
     let mut r = warp::reply::Response::new(body.to_string().into());
     *r.status_mut() = code;
-    r.headers_mut().insert("content-type", warp::http::HeaderValue::from_static("application/json"));
+    r.headers_mut()
+        .insert("content-type", warp::http::HeaderValue::from_static("application/json"));
     r
 }
 
 /// The POST routes for both reviews; anything else falls through to the rest of the server.
 /// Without a table, reviews answer 404 (a server that does not serve the review APIs).
-pub fn routes(reviews: Option<Arc<Reviews>>) -> impl Filter<Extract = (warp::reply::Response,), Error = warp::Rejection> + Clone {
-    warp::post()
-        .and(warp::path::full())
-        .and(warp::body::bytes())
-        .and_then(move |path: warp::path::FullPath, body: bytes::Bytes| {
+pub fn routes(
+    reviews: Option<Arc<Reviews>>,
+) -> impl Filter<Extract = (warp::reply::Response,), Error = warp::Rejection> + Clone {
+    warp::post().and(warp::path::full()).and(warp::body::bytes()).and_then(
+        move |path: warp::path::FullPath, body: bytes::Bytes| {
             let reviews = reviews.clone();
             async move {
                 let kind = match path.as_str().trim_end_matches('/') {
@@ -151,13 +159,24 @@ pub fn routes(reviews: Option<Arc<Reviews>>) -> impl Filter<Extract = (warp::rep
                     _ => return Err(warp::reject::not_found()),
                 };
                 let Some(reviews) = reviews else {
-                    return Ok(json_reply(StatusCode::NOT_FOUND, &json!({"kind": "Status", "code": 404, "reason": "NotFound"})));
+                    return Ok(json_reply(
+                        StatusCode::NOT_FOUND,
+                        &json!({"kind": "Status", "code": 404, "reason": "NotFound"}),
+                    ));
                 };
                 let Ok(body) = serde_json::from_slice::<Value>(&body) else {
-                    return Ok(json_reply(StatusCode::BAD_REQUEST, &json!({"kind": "Status", "code": 400, "reason": "BadRequest"})));
+                    return Ok(json_reply(
+                        StatusCode::BAD_REQUEST,
+                        &json!({"kind": "Status", "code": 400, "reason": "BadRequest"}),
+                    ));
                 };
-                let answer = if kind == "token" { reviews.token_review(&body) } else { reviews.access_review(&body) };
+                let answer = if kind == "token" {
+                    reviews.token_review(&body)
+                } else {
+                    reviews.access_review(&body)
+                };
                 Ok(json_reply(StatusCode::CREATED, &answer))
             }
-        })
+        },
+    )
 }

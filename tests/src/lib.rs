@@ -1,11 +1,11 @@
 //! Support for the end-to-end tests: start the real binary, plugin folders, a loopback
 //! Kubernetes API, a real Prometheus. Each module is owned by the tests that need it.
 
-pub mod server;
-pub mod prometheus;
-pub mod kube_api;
-pub mod kube_reviews;
 pub mod browser;
 pub mod fixtures;
-pub mod rbac;
 pub mod in_cluster;
+pub mod kube_api;
+pub mod kube_reviews;
+pub mod prometheus;
+pub mod rbac;
+pub mod server;

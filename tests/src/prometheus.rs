@@ -103,7 +103,12 @@ fn build_fixture(args: &[&str]) -> Fixture {
     args.hash(&mut hasher);
     script_text.hash(&mut hasher);
     let now_based = !args.windows(2).any(|w| w[0] == "--end" && w[1] != "now");
-    let root = profile_dir().parent().map(Path::to_path_buf).unwrap_or_else(profile_dir).join("tmp").join("meshlens-prom-fixtures");
+    let root = profile_dir()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(profile_dir)
+        .join("tmp")
+        .join("meshlens-prom-fixtures");
     let dir = if now_based {
         remove_dead_now_fixtures(&root);
         root.join(format!("now-{}-{:016x}", std::process::id(), hasher.finish()))
@@ -115,7 +120,8 @@ fn build_fixture(args: &[&str]) -> Fixture {
         // Built in a private staging folder and renamed into place, so a concurrent run
         // (or a cleanup) never sees, or removes, a half-built fixture.
         std::fs::create_dir_all(&root).expect("create fixture root");
-        let staging = tempfile::Builder::new().prefix(".staging-").tempdir_in(&root).expect("staging folder");
+        let staging =
+            tempfile::Builder::new().prefix(".staging-").tempdir_in(&root).expect("staging folder");
         generate(&script, staging.path(), args);
         std::fs::write(staging.path().join("done"), args.join(" ")).expect("mark fixture done");
         let staged = staging.keep();
@@ -126,9 +132,16 @@ fn build_fixture(args: &[&str]) -> Fixture {
             assert!(done.is_file(), "fixture {} could not be put in place", dir.display());
         }
     }
-    let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("expected.json")).expect("read expected JSON")).expect("expected JSON");
-    Fixture { openmetrics: dir.join("metrics.om"), blocks: dir.join("blocks"), expected, _dir: None }
+    let expected: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.join("expected.json")).expect("read expected JSON"),
+    )
+    .expect("expected JSON");
+    Fixture {
+        openmetrics: dir.join("metrics.om"),
+        blocks: dir.join("blocks"),
+        expected,
+        _dir: None,
+    }
 }
 
 /// Data that ends "now" is only good for the process that made it: remove the folders of
@@ -137,7 +150,9 @@ fn remove_dead_now_fixtures(root: &Path) {
     let Ok(entries) = std::fs::read_dir(root) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let Some(pid) = name.strip_prefix("now-").and_then(|r| r.split('-').next()) else { continue };
+        let Some(pid) = name.strip_prefix("now-").and_then(|r| r.split('-').next()) else {
+            continue;
+        };
         if pid != std::process::id().to_string() && !Path::new("/proc").join(pid).exists() {
             let _ = std::fs::remove_dir_all(entry.path());
         }
@@ -154,12 +169,23 @@ pub fn simulated(topology: &Path, start: i64, end: i64, minutes: i64) -> Fixture
         .arg("simulate")
         .arg("--topology")
         .arg(topology)
-        .args(["--start", &start.to_string(), "--end", &end.to_string(), "--minutes", &minutes.to_string()])
+        .args([
+            "--start",
+            &start.to_string(),
+            "--end",
+            &end.to_string(),
+            "--minutes",
+            &minutes.to_string(),
+        ])
         .arg("--out")
         .arg(&openmetrics)
         .output()
         .expect("run meshlens simulate");
-    assert!(out.status.success(), "meshlens simulate failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "meshlens simulate failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     backfill(&openmetrics, &dir.path().join("blocks"));
     let expected = serde_json::json!({"start": end - minutes * 60, "end": end});
     Fixture { openmetrics, blocks: dir.path().join("blocks"), expected, _dir: Some(dir) }
@@ -192,7 +218,11 @@ fn generate(script: &Path, dir: &Path, args: &[&str]) {
         .args(args)
         .output()
         .expect("run python3 scripts/gen_traffic.py");
-    assert!(out.status.success(), "gen_traffic.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gen_traffic.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     backfill(&openmetrics, &dir.join("blocks"));
 }
 
@@ -225,21 +255,24 @@ const START_LIMIT: Duration = Duration::from_secs(60);
 impl PromServer {
     /// Starts a server over a copy of the fixture's blocks.
     pub fn start(fixture: &Fixture) -> PromServer {
-        let data = tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
+        let data =
+            tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
         copy_dir(&fixture.blocks, &data.path().join("tsdb")).expect("copy TSDB blocks");
         Self::start_in(data)
     }
 
     /// Starts a server with no data at all.
     pub fn start_empty() -> PromServer {
-        let data = tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
+        let data =
+            tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
         Self::start_in(data)
     }
 
     /// Starts a server over a copy of the fixture's blocks that logs every query it
     /// executes to its query log ([`executed_queries`](Self::executed_queries)).
     pub fn start_logging_queries(fixture: &Fixture) -> PromServer {
-        let data = tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
+        let data =
+            tempfile::Builder::new().prefix("meshlens-prom-data").tempdir().expect("temp dir");
         copy_dir(&fixture.blocks, &data.path().join("tsdb")).expect("copy TSDB blocks");
         let log = data.path().join("queries.log");
         Self::start_with(data, format!("  query_log_file: {log:?}\n"))
@@ -250,8 +283,13 @@ impl PromServer {
     }
 
     fn start_with(data: tempfile::TempDir, global_extra: String) -> PromServer {
-        std::fs::write(data.path().join("prometheus.yml"), format!("global:\n  scrape_interval: 15s\n{global_extra}")).expect("write config");
-        let mut server = PromServer { child: None, data, port: 0, log: Arc::default(), global_extra };
+        std::fs::write(
+            data.path().join("prometheus.yml"),
+            format!("global:\n  scrape_interval: 15s\n{global_extra}"),
+        )
+        .expect("write config");
+        let mut server =
+            PromServer { child: None, data, port: 0, log: Arc::default(), global_extra };
         server.spawn();
         server
     }
@@ -271,13 +309,18 @@ impl PromServer {
     /// Every query the server executed so far (its query log; needs [`start_logging_queries`](Self::start_logging_queries)):
     /// each line's `params` (`query`, `start`, `end`, `step`).
     pub fn executed_queries(&self) -> Vec<serde_json::Value> {
-        let text = std::fs::read_to_string(self.data.path().join("queries.log")).unwrap_or_default();
-        text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).map(|v| v["params"].clone()).collect()
+        let text =
+            std::fs::read_to_string(self.data.path().join("queries.log")).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .map(|v| v["params"].clone())
+            .collect()
     }
 
     /// An instant query's first value (`None` when the result is empty).
     pub fn query_value(&self, promql: &str) -> Option<f64> {
-        let (status, body) = http_get(self.port, &format!("/api/v1/query?query={}", percent_encode(promql)))?;
+        let (status, body) =
+            http_get(self.port, &format!("/api/v1/query?query={}", percent_encode(promql)))?;
         if status != 200 {
             return None;
         }
@@ -338,7 +381,10 @@ impl PromServer {
         self.child = Some(child);
         match rx.recv_timeout(START_LIMIT) {
             Ok(port) => self.port = port,
-            Err(_) => panic!("prometheus did not report its port within {START_LIMIT:?}; log:\n{}", self.log()),
+            Err(_) => panic!(
+                "prometheus did not report its port within {START_LIMIT:?}; log:\n{}",
+                self.log()
+            ),
         }
         let deadline = Instant::now() + START_LIMIT;
         while Instant::now() < deadline {
@@ -416,13 +462,19 @@ pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
 /// `target/<profile>/deps/lib<name>.so`, else `target/<profile>/lib<name>.so`.
 pub fn backend_library(package: &str) -> PathBuf {
     let profile = profile_dir();
-    let file = format!("{}{}{}", std::env::consts::DLL_PREFIX, package.replace('-', "_"), std::env::consts::DLL_SUFFIX);
+    let file = format!(
+        "{}{}{}",
+        std::env::consts::DLL_PREFIX,
+        package.replace('-', "_"),
+        std::env::consts::DLL_SUFFIX
+    );
     let candidates = [profile.join("deps").join(&file), profile.join(&file)];
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .unwrap_or_else(|| panic!("{file} not found in {}: is {package} a dev-dependency of the tests?", profile.display()))
+    candidates.iter().find(|p| p.is_file()).cloned().unwrap_or_else(|| {
+        panic!(
+            "{file} not found in {}: is {package} a dev-dependency of the tests?",
+            profile.display()
+        )
+    })
 }
 
 /// Loads a plugin library through the real boundary and returns its backend named `name`.
@@ -433,7 +485,8 @@ pub fn load_backend(package: &str, name: &str) -> MetricsBackendBox {
     let module = header
         .init_root_module::<PluginMod_Ref>()
         .unwrap_or_else(|e| panic!("{} is not a compatible plugin: {e}", path.display()));
-    let components = module.components()().into_result().unwrap_or_else(|e| panic!("components(): {e}"));
+    let components =
+        module.components()().into_result().unwrap_or_else(|e| panic!("components(): {e}"));
     components
         .metrics_backends
         .into_iter()
@@ -442,7 +495,11 @@ pub fn load_backend(package: &str, name: &str) -> MetricsBackendBox {
 }
 
 /// Loads and configures a backend with a JSON table.
-pub fn configured_backend(package: &str, name: &str, config: serde_json::Value) -> MetricsBackendBox {
+pub fn configured_backend(
+    package: &str,
+    name: &str,
+    config: serde_json::Value,
+) -> MetricsBackendBox {
     let backend = load_backend(package, name);
     backend
         .configure(config.to_string().as_str().into())

@@ -20,9 +20,27 @@ pub const SUBJECT: &str = "system:serviceaccount:istio-system:meshlens";
 
 /// Mixer's `config.istio.io` kinds, which the cluster source reads when a cluster serves them.
 const MIXER: &[ResourceDef] = &[
-    ResourceDef { group: "config.istio.io", versions: &["v1alpha2"], kind: "QuotaSpec", plural: "quotaspecs", namespaced: true },
-    ResourceDef { group: "config.istio.io", versions: &["v1alpha2"], kind: "QuotaSpecBinding", plural: "quotaspecbindings", namespaced: true },
-    ResourceDef { group: "config.istio.io", versions: &["v1alpha2"], kind: "rule", plural: "rules", namespaced: true },
+    ResourceDef {
+        group: "config.istio.io",
+        versions: &["v1alpha2"],
+        kind: "QuotaSpec",
+        plural: "quotaspecs",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "config.istio.io",
+        versions: &["v1alpha2"],
+        kind: "QuotaSpecBinding",
+        plural: "quotaspecbindings",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "config.istio.io",
+        versions: &["v1alpha2"],
+        kind: "rule",
+        plural: "rules",
+        namespaced: true,
+    },
 ];
 
 /// [`RESOURCES`] plus Mixer's kinds: a cluster with every kind meshlens can read.
@@ -55,15 +73,24 @@ struct Attributes<'a> {
 }
 
 fn allows(rule: &PolicyRule, a: &Attributes<'_>) -> bool {
-    let has = |list: Option<&Vec<String>>, want: &str| list.is_some_and(|l| l.iter().any(|x| x == "*" || x == want));
+    let has = |list: Option<&Vec<String>>, want: &str| {
+        list.is_some_and(|l| l.iter().any(|x| x == "*" || x == want))
+    };
     has(Some(&rule.verbs), a.verb)
         && has(rule.api_groups.as_ref(), a.group)
         && has(rule.resources.as_ref(), a.resource)
-        && rule.resource_names.as_ref().is_none_or(|n| n.is_empty() || a.name.is_some_and(|x| n.iter().any(|y| y == x)))
+        && rule
+            .resource_names
+            .as_ref()
+            .is_none_or(|n| n.is_empty() || a.name.is_some_and(|x| n.iter().any(|y| y == x)))
 }
 
 /// Splits a resource path; `None` for discovery and other non-resource paths.
-fn attributes<'a>(method: &str, path: &'a str, q: &HashMap<String, String>) -> Option<Attributes<'a>> {
+fn attributes<'a>(
+    method: &str,
+    path: &'a str,
+    q: &HashMap<String, String>,
+) -> Option<Attributes<'a>> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
     let (group, rest) = match segs.as_slice() {
         ["api", _, rest @ ..] if !rest.is_empty() => ("", rest),
@@ -95,14 +122,19 @@ fn status_reply(code: StatusCode, reason: &str, message: &str) -> warp::reply::R
         "message": message, "reason": reason, "code": code.as_u16()});
     let mut r = warp::reply::Response::new(body.to_string().into());
     *r.status_mut() = code;
-    r.headers_mut().insert("content-type", warp::http::HeaderValue::from_static("application/json"));
+    r.headers_mut()
+        .insert("content-type", warp::http::HeaderValue::from_static("application/json"));
     r
 }
 
 impl Rbac {
     /// `role` for requests that carry `Authorization: Bearer <token>`.
     pub fn new(role: &ClusterRole, token: &str) -> Rbac {
-        Rbac { token: token.to_string(), rules: Mutex::new(role.rules.clone().unwrap_or_default()), denied: Mutex::new(Vec::new()) }
+        Rbac {
+            token: token.to_string(),
+            rules: Mutex::new(role.rules.clone().unwrap_or_default()),
+            denied: Mutex::new(Vec::new()),
+        }
     }
 
     /// Replaces the role's rules (and forgets earlier refusals).
@@ -112,7 +144,13 @@ impl Rbac {
     }
 
     /// The answer for a request the role does not allow, or `None` to serve it.
-    pub fn deny(&self, method: &str, path: &str, q: &HashMap<String, String>, authorization: Option<&str>) -> Option<warp::reply::Response> {
+    pub fn deny(
+        &self,
+        method: &str,
+        path: &str,
+        q: &HashMap<String, String>,
+        authorization: Option<&str>,
+    ) -> Option<warp::reply::Response> {
         if authorization.and_then(|a| a.strip_prefix("Bearer ")) != Some(self.token.as_str()) {
             return Some(status_reply(StatusCode::UNAUTHORIZED, "Unauthorized", "Unauthorized"));
         }
@@ -120,7 +158,11 @@ impl Rbac {
         if self.rules.lock().is_ok_and(|rules| rules.iter().any(|r| allows(r, &a))) {
             return None;
         }
-        let what = if a.group.is_empty() { a.resource.to_string() } else { format!("{}.{}", a.resource, a.group) };
+        let what = if a.group.is_empty() {
+            a.resource.to_string()
+        } else {
+            format!("{}.{}", a.resource, a.group)
+        };
         let message = format!(
             "{what} is forbidden: User \"{SUBJECT}\" cannot {} resource \"{}\" in API group \"{}\" at the cluster scope",
             a.verb, a.resource, a.group
@@ -145,21 +187,42 @@ mod tests {
 
     #[test]
     fn verbs_groups_and_resources_must_all_match() {
-        let rbac = Rbac::new(&role(json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}])), "t");
+        let rbac = Rbac::new(
+            &role(json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}])),
+            "t",
+        );
         let q = HashMap::new();
         let watch: HashMap<String, String> = [("watch".to_string(), "true".to_string())].into();
         let auth = Some("Bearer t");
         assert!(rbac.deny("GET", "/api/v1/pods", &q, auth).is_none());
         assert!(rbac.deny("GET", "/api/v1/namespaces/a/pods", &q, auth).is_none());
-        assert_eq!(rbac.deny("GET", "/api/v1/pods", &watch, auth).map(|r| r.status()), Some(StatusCode::FORBIDDEN));
-        assert_eq!(rbac.deny("GET", "/api/v1/namespaces/a/pods/p", &q, auth).map(|r| r.status()), Some(StatusCode::FORBIDDEN));
-        assert_eq!(rbac.deny("GET", "/apis/apps/v1/pods", &q, auth).map(|r| r.status()), Some(StatusCode::FORBIDDEN));
-        assert_eq!(rbac.deny("GET", "/api/v1/services", &q, auth).map(|r| r.status()), Some(StatusCode::FORBIDDEN));
-        assert_eq!(rbac.deny("GET", "/api/v1/pods", &q, Some("Bearer other")).map(|r| r.status()), Some(StatusCode::UNAUTHORIZED));
+        assert_eq!(
+            rbac.deny("GET", "/api/v1/pods", &watch, auth).map(|r| r.status()),
+            Some(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            rbac.deny("GET", "/api/v1/namespaces/a/pods/p", &q, auth).map(|r| r.status()),
+            Some(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            rbac.deny("GET", "/apis/apps/v1/pods", &q, auth).map(|r| r.status()),
+            Some(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            rbac.deny("GET", "/api/v1/services", &q, auth).map(|r| r.status()),
+            Some(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            rbac.deny("GET", "/api/v1/pods", &q, Some("Bearer other")).map(|r| r.status()),
+            Some(StatusCode::UNAUTHORIZED)
+        );
         // Discovery is open to every authenticated user.
         assert!(rbac.deny("GET", "/apis/apps/v1", &q, auth).is_none());
         assert!(rbac.deny("GET", "/version", &q, auth).is_none());
-        assert_eq!(rbac.denied(), vec!["watch pods", "get pods", "list pods.apps", "list services"]);
+        assert_eq!(
+            rbac.denied(),
+            vec!["watch pods", "get pods", "list pods.apps", "list services"]
+        );
     }
 
     #[test]

@@ -61,7 +61,10 @@ pub fn plugin_library(package: &str) -> PathBuf {
     let deps = profile_dir().join("deps").join(&file);
     let top = profile_dir().join(&file);
     // The uplifted copy can be stale after a test-only build; prefer the newer one.
-    match (std::fs::metadata(&deps).and_then(|m| m.modified()), std::fs::metadata(&top).and_then(|m| m.modified())) {
+    match (
+        std::fs::metadata(&deps).and_then(|m| m.modified()),
+        std::fs::metadata(&top).and_then(|m| m.modified()),
+    ) {
         (Ok(a), Ok(b)) if a > b => deps,
         (Ok(_), Err(_)) => deps,
         _ => top,
@@ -111,7 +114,8 @@ pub fn cluster_only_config(cluster: &str, plugins: &Path) -> String {
 /// meshlens on the demo manifests (snapshot source), with no plugins and no metrics backend.
 pub fn demo_snapshot_server() -> Meshlens {
     let plugins = tempfile::tempdir().expect("temp dir");
-    let cfg = cluster_only_config("source = \"snapshot\"\nsnapshot = [\"config/demo\"]", plugins.path());
+    let cfg =
+        cluster_only_config("source = \"snapshot\"\nsnapshot = [\"config/demo\"]", plugins.path());
     Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts")
 }
 
@@ -137,7 +141,11 @@ pub struct StartFailure {
 impl Meshlens {
     /// Writes `config` to a file and starts `meshlens serve --config FILE` with `env`.
     /// `keep` holds temp folders the config refers to.
-    pub fn start(config: &str, env: &[(&str, &str)], keep: Vec<tempfile::TempDir>) -> Result<Meshlens, StartFailure> {
+    pub fn start(
+        config: &str,
+        env: &[(&str, &str)],
+        keep: Vec<tempfile::TempDir>,
+    ) -> Result<Meshlens, StartFailure> {
         let mut file = tempfile::Builder::new().suffix(".toml").tempfile().expect("config file");
         file.write_all(config.as_bytes()).expect("write config");
         let mut cmd = Command::new(binary());
@@ -162,7 +170,10 @@ impl Meshlens {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 // `https://` when `[server.tls]` is set.
-                if let Some(addr) = line.strip_prefix("meshlens listening on http://").or_else(|| line.strip_prefix("meshlens listening on https://")) {
+                if let Some(addr) = line
+                    .strip_prefix("meshlens listening on http://")
+                    .or_else(|| line.strip_prefix("meshlens listening on https://"))
+                {
                     let _ = tx.send(addr.to_string());
                 }
                 out2.lock().map(|mut l| l.push(line)).ok();
@@ -181,7 +192,10 @@ impl Meshlens {
             if Instant::now() > deadline {
                 let _ = child.kill();
                 let stderr = logs.lock().map(|l| l.join("\n")).unwrap_or_default();
-                return Err(StartFailure { code: None, stderr: format!("did not start within 60 s\n{stderr}") });
+                return Err(StartFailure {
+                    code: None,
+                    stderr: format!("did not start within 60 s\n{stderr}"),
+                });
             }
         }
     }
@@ -208,7 +222,8 @@ impl Meshlens {
 
     /// Sends a signal (`TERM`, `INT`, `STOP`, ...) to the process.
     pub fn signal(&self, sig: &str) {
-        let _ = Command::new("kill").arg(format!("-{sig}")).arg(self.child.id().to_string()).status();
+        let _ =
+            Command::new("kill").arg(format!("-{sig}")).arg(self.child.id().to_string()).status();
     }
 
     /// Waits up to `within` for the process to exit; its exit code (`None`: still running
@@ -261,8 +276,9 @@ pub struct Response {
 impl Response {
     /// The body parsed as JSON (panics with the body text when it is not JSON).
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body)
-            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!("body is not JSON ({e}): {}", String::from_utf8_lossy(&self.body))
+        })
     }
     /// The body as text.
     pub fn text(&self) -> String {
@@ -287,14 +303,23 @@ pub fn install_crypto_provider() {
 /// sync and `#[tokio::test]` tests alike can call it (the blocking client may not be used
 /// on an async worker). Redirects are not followed: tests see the 3xx itself.
 pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
-    request_within(addr, method, path, headers, Duration::from_secs(60)).unwrap_or_else(|e| panic!("{e}"))
+    request_within(addr, method, path, headers, Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Like [`request`], with an error (not a panic) when no answer comes within `timeout`.
-pub fn request_within(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], timeout: Duration) -> Result<Response, String> {
+pub fn request_within(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Response, String> {
     let url = format!("http://{addr}{path}");
-    let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| format!("method {method}: {e}"))?;
-    let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let method = reqwest::Method::from_bytes(method.as_bytes())
+        .map_err(|e| format!("method {method}: {e}"))?;
+    let headers: Vec<(String, String)> =
+        headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     std::thread::scope(|s| {
         s.spawn(|| {
             install_crypto_provider();
@@ -313,7 +338,9 @@ pub fn request_within(addr: &str, method: &str, path: &str, headers: &[(&str, &s
             let headers = resp
                 .headers()
                 .iter()
-                .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .map(|(k, v)| {
+                    (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned())
+                })
                 .collect();
             let body = resp.bytes().map_err(|e| format!("{url}: body: {e}"))?.to_vec();
             Ok(Response { status, headers, body })
@@ -326,7 +353,10 @@ pub fn request_within(addr: &str, method: &str, path: &str, headers: &[(&str, &s
 /// `Authorization: Basic ...` for user and password.
 pub fn basic_auth(user: &str, password: &str) -> String {
     use base64::Engine as _;
-    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
 }
 
 /// `clients` threads that each GET `path` once a second for `seconds` seconds (a console
@@ -338,7 +368,8 @@ pub fn viewers(m: &Meshlens, path: &str, clients: usize, seconds: u64) -> Vec<Re
         let handles: Vec<_> = (0..clients)
             .map(|c| {
                 s.spawn(move || {
-                    let start = begin + Duration::from_millis(1000 * c as u64 / clients.max(1) as u64);
+                    let start =
+                        begin + Duration::from_millis(1000 * c as u64 / clients.max(1) as u64);
                     std::thread::sleep(start.saturating_duration_since(Instant::now()));
                     let mut answers = Vec::new();
                     for i in 0..seconds {
@@ -358,8 +389,10 @@ pub fn viewers(m: &Meshlens, path: &str, clients: usize, seconds: u64) -> Vec<Re
 mod tests {
     #[test]
     fn basic_auth_encodes_like_rfc7617() {
-        assert_eq!(super::basic_auth("Aladdin", "open sesame"), "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+        assert_eq!(
+            super::basic_auth("Aladdin", "open sesame"),
+            "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="
+        );
         assert_eq!(super::basic_auth("a", "b"), "Basic YTpi");
     }
 }
-

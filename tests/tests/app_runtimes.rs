@@ -30,7 +30,12 @@ fn app_details_lists_runtimes_from_annotations_and_discovery() {
 
     // ratings has no annotation; the generator emits Go runtime metrics for it.
     let ratings = m.get("/api/namespaces/bookinfo/apps/ratings").json();
-    let names: Vec<&str> = ratings["runtimes"].as_array().expect("runtimes").iter().filter_map(|r| r["name"].as_str()).collect();
+    let names: Vec<&str> = ratings["runtimes"]
+        .as_array()
+        .expect("runtimes")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
     assert_eq!(names, ["Go"], "{ratings}");
 
     // productpage has neither.

@@ -26,7 +26,12 @@ fn help_lists_the_subcommands_on_every_level() {
     for word in ["serve", "plugins", "config", "--config"] {
         assert!(help.contains(word), "`{word}` missing from --help:\n{help}");
     }
-    for sub in [&["serve", "--help"][..], &["plugins", "--help"], &["config", "--help"], &["config", "check", "--help"]] {
+    for sub in [
+        &["serve", "--help"][..],
+        &["plugins", "--help"],
+        &["config", "--help"],
+        &["config", "check", "--help"],
+    ] {
         let out = run(sub);
         assert!(out.status.success(), "{sub:?}: {}", text(&out.stderr));
         assert!(text(&out.stdout).contains("Usage: meshlens"), "{sub:?}: {}", text(&out.stdout));
@@ -53,7 +58,9 @@ fn an_unknown_argument_is_a_usage_error() {
 
 #[test]
 fn config_check_reports_every_problem_with_its_key_and_fails() {
-    let file = config_file("[server]\naddress = \"nowhere\"\n[metrics]\ntimeout = \"0s\"\n[cluster]\nsource = \"snapshot\"\n");
+    let file = config_file(
+        "[server]\naddress = \"nowhere\"\n[metrics]\ntimeout = \"0s\"\n[cluster]\nsource = \"snapshot\"\n",
+    );
     let out = run(&["config", "check", "--config", file.path().to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
@@ -81,7 +88,8 @@ fn config_defaults_prints_the_documented_file_and_it_checks_clean_once_a_passwor
     let out = run(&["config", "defaults"]);
     assert!(out.status.success());
     let printed = text(&out.stdout);
-    let shipped = std::fs::read_to_string(workspace_root().join("config/meshlens.toml")).expect("config/meshlens.toml");
+    let shipped = std::fs::read_to_string(workspace_root().join("config/meshlens.toml"))
+        .expect("config/meshlens.toml");
     assert_eq!(printed, shipped);
     // The defaults alone lack only the one secret that has no default.
     let file = config_file(&printed);

@@ -29,12 +29,20 @@ fn err(r: Response, code: u16) -> Value {
 fn demo_cluster_operations_over_http() {
     let m = start(DEMO);
     let ns = ok(m.get("/api/namespaces"));
-    assert_eq!(ns, json!([{"name": "bookinfo", "creationTimestamp": "2026-01-01T00:00:00Z"},
-                          {"name": "istio-system", "creationTimestamp": "2026-01-01T00:00:00Z"}]));
+    assert_eq!(
+        ns,
+        json!([{"name": "bookinfo", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                          {"name": "istio-system", "creationTimestamp": "2026-01-01T00:00:00Z"}])
+    );
 
     let apps = ok(m.get("/api/namespaces/bookinfo/apps"));
     assert_eq!(apps["namespace"], json!({"name": "bookinfo"}));
-    assert!(apps["applications"].as_array().unwrap().contains(&json!({"name": "details", "meshSidecar": false})));
+    assert!(
+        apps["applications"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "details", "meshSidecar": false}))
+    );
     assert_eq!(ok(m.get("/api/namespaces/nowhere/apps"))["applications"], json!([]));
 
     let pp = ok(m.get("/api/namespaces/bookinfo/apps/productpage"));
@@ -51,18 +59,37 @@ fn demo_cluster_operations_over_http() {
     err(m.get("/namespaces/bookinfo/workloads/nope"), 404);
 
     let mesh = ok(m.get("/namespaces/bookinfo/mesh"));
-    for k in ["destinationRules", "gateways", "quotaSpecBindings", "quotaSpecs", "rules", "serviceEntries", "virtualServices"] {
+    for k in [
+        "destinationRules",
+        "gateways",
+        "quotaSpecBindings",
+        "quotaSpecs",
+        "rules",
+        "serviceEntries",
+        "virtualServices",
+    ] {
         assert!(mesh[k].is_array(), "{k} missing: {mesh}");
     }
     assert_eq!(mesh["virtualServices"].as_array().unwrap().len(), 3);
     let only = ok(m.get("/namespaces/bookinfo/mesh?objects=destinationrules"));
-    assert_eq!((only["destinationRules"].as_array().unwrap().len(), only["virtualServices"].as_array().unwrap().len()), (2, 0));
+    assert_eq!(
+        (
+            only["destinationRules"].as_array().unwrap().len(),
+            only["virtualServices"].as_array().unwrap().len()
+        ),
+        (2, 0)
+    );
     let bad = err(m.get("/namespaces/bookinfo/mesh?objects=widgets"), 400);
     assert!(bad["message"].as_str().unwrap().contains("serviceentries"), "{bad}");
     err(m.get("/namespaces/nowhere/mesh"), 404);
 
     let status = ok(m.get("/api/status"));
-    let k8s = status["externalServices"].as_array().unwrap().iter().find(|s| s["name"] == "Kubernetes").cloned();
+    let k8s = status["externalServices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Kubernetes")
+        .cloned();
     assert_eq!(k8s.map(|s| s["version"].clone()), Some(json!("snapshot")));
 }
 
@@ -70,7 +97,10 @@ fn demo_cluster_operations_over_http() {
 fn kube_source_over_http() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let api = rt.block_on(KubeApi::start(read_fixtures(&[root.join("../config/demo"), root.join("fixtures/cluster")]), Options::default()));
+    let api = rt.block_on(KubeApi::start(
+        read_fixtures(&[root.join("../config/demo"), root.join("fixtures/cluster")]),
+        Options::default(),
+    ));
     let dir = tempfile::tempdir().unwrap();
     let kc = api.write_kubeconfig(dir.path());
     let config = format!(
@@ -78,13 +108,22 @@ fn kube_source_over_http() {
         kc.display().to_string()
     );
     let m = start(&config);
-    let names: Vec<String> =
-        ok(m.get("/api/namespaces")).as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = ok(m.get("/api/namespaces"))
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, vec!["bookinfo", "extras", "istio-system"]);
     let wl = ok(m.get("/api/namespaces/extras/workloads/db"));
     assert_eq!(wl["autoscaler"]["name"], "db");
     let status = ok(m.get("/api/status"));
-    let k8s = status["externalServices"].as_array().unwrap().iter().find(|s| s["name"] == "Kubernetes").cloned();
+    let k8s = status["externalServices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Kubernetes")
+        .cloned();
     assert_eq!(k8s.map(|s| s["version"].clone()), Some(json!("v1.33.2")));
     drop(m);
     drop(api);

@@ -24,7 +24,13 @@ async fn kube_cluster(api: &KubeApi, dir: &tempfile::TempDir, sync_timeout: &str
 }
 
 async fn snapshot_cluster(paths: Vec<PathBuf>) -> Cluster {
-    Cluster::start(ClusterConfig { source: SourceKind::Snapshot, snapshot: paths, ..Default::default() }).await.unwrap()
+    Cluster::start(ClusterConfig {
+        source: SourceKind::Snapshot,
+        snapshot: paths,
+        ..Default::default()
+    })
+    .await
+    .unwrap()
 }
 
 fn answer<T: serde::Serialize>(r: Result<T, ClusterError>) -> Value {
@@ -46,12 +52,18 @@ fn all_answers(s: &ClusterState) -> BTreeMap<String, Value> {
         out.insert(format!("{ns} apps"), answer(Ok::<_, ClusterError>(s.app_list(ns))));
         out.insert(format!("{ns} workloads"), answer(s.workload_list(ns)));
         out.insert(format!("{ns} mesh"), answer(s.mesh_config_list(ns, None)));
-        out.insert(format!("{ns} mesh vs"), answer(s.mesh_config_list(ns, Some("virtualservices"))));
+        out.insert(
+            format!("{ns} mesh vs"),
+            answer(s.mesh_config_list(ns, Some("virtualservices"))),
+        );
         let apps: Vec<String> = s.apps(ns).into_iter().map(|a| a.name).collect();
         for a in apps.iter().chain(std::iter::once(&"ghost".to_string())) {
             out.insert(format!("{ns} app {a}"), answer(s.app_details(ns, a)));
         }
-        let wls: Vec<String> = s.namespace(ns).map(|n| n.workloads.iter().map(|w| w.name.clone()).collect()).unwrap_or_default();
+        let wls: Vec<String> = s
+            .namespace(ns)
+            .map(|n| n.workloads.iter().map(|w| w.name.clone()).collect())
+            .unwrap_or_default();
         for w in wls.iter().chain(std::iter::once(&"ghost".to_string())) {
             out.insert(format!("{ns} workload {w}"), answer(s.workload_details(ns, w)));
         }
@@ -71,7 +83,11 @@ fn all_answers(s: &ClusterState) -> BTreeMap<String, Value> {
 }
 
 fn assert_same(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>, what: &str) {
-    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{what}: different sets of answers");
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{what}: different sets of answers"
+    );
     for (k, v) in a {
         assert_eq!(v, &b[k], "{what}: answers differ for {k}");
     }
@@ -103,7 +119,8 @@ async fn dump(api: &KubeApi, dir: &std::path::Path) -> Vec<PathBuf> {
     .iter()
     .enumerate()
     {
-        let body: Value = client.get(format!("{}{path}", api.url())).send().await.unwrap().json().await.unwrap();
+        let body: Value =
+            client.get(format!("{}{path}", api.url())).send().await.unwrap().json().await.unwrap();
         let f = dir.join(format!("{i:02}.json"));
         std::fs::write(&f, serde_json::to_string_pretty(&body).unwrap()).unwrap();
         files.push(f);
@@ -129,7 +146,12 @@ async fn kube_and_snapshot_sources_give_identical_answers() {
     assert_same(&from_kube, &all_answers(&dumped.state().await.unwrap()), "kube vs API dump");
 
     // The answers are about the fixtures, not empty on both sides.
-    let names: Vec<&str> = from_kube["namespaces"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = from_kube["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, vec!["bookinfo", "extras", "istio-system"]);
     let types: BTreeMap<String, String> = from_kube["extras workloads"]["workloads"]
         .as_array()
@@ -151,7 +173,14 @@ async fn kube_and_snapshot_sources_give_identical_answers() {
     .collect();
     assert_eq!(types, want);
     let db = &from_kube["extras workload db"];
-    assert_eq!((db["replicas"].as_i64(), db["availableReplicas"].as_i64(), db["unavailableReplicas"].as_i64()), (Some(2), Some(1), Some(1)));
+    assert_eq!(
+        (
+            db["replicas"].as_i64(),
+            db["availableReplicas"].as_i64(),
+            db["unavailableReplicas"].as_i64()
+        ),
+        (Some(2), Some(1), Some(1))
+    );
     assert_eq!(db["autoscaler"]["maxReplicas"], 4);
     assert_eq!(db["pods"].as_array().unwrap().len(), 2);
     assert_eq!(db["services"][0]["name"], "db");
@@ -186,13 +215,19 @@ async fn wait_for(cluster: &Cluster, what: &str, check: impl Fn(&Arc<ClusterStat
 }
 
 fn workload_names(s: &ClusterState, ns: &str) -> Vec<String> {
-    s.namespace(ns).map(|n| n.workloads.iter().map(|w| w.name.clone()).collect()).unwrap_or_default()
+    s.namespace(ns)
+        .map(|n| n.workloads.iter().map(|w| w.name.clone()).collect())
+        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kube_cache_follows_additions_and_removals_across_watch_restarts() {
     // Short watches: the client must resume from bookmarks to see later changes.
-    let opts = Options { watch_max: Duration::from_secs(1), bookmark_every: Duration::from_millis(300), ..Default::default() };
+    let opts = Options {
+        watch_max: Duration::from_secs(1),
+        bookmark_every: Duration::from_millis(300),
+        ..Default::default()
+    };
     let api = KubeApi::start(read_fixtures(&fixture_paths()), opts).await;
     let dir = tempfile::tempdir().unwrap();
     let cluster = kube_cluster(&api, &dir, "20s").await;
@@ -224,7 +259,9 @@ async fn kube_cache_follows_additions_and_removals_across_watch_restarts() {
     assert!(bookmarks > 0, "no bookmark was sent");
     assert!(api.delete("networking.istio.io/v1beta1", "VirtualService", "bookinfo", "ratings"));
     wait_for(&cluster, "the removed VirtualService", |s| {
-        let l = serde_json::to_value(s.mesh_config_list("bookinfo", Some("virtualservices")).unwrap()).unwrap();
+        let l =
+            serde_json::to_value(s.mesh_config_list("bookinfo", Some("virtualservices")).unwrap())
+                .unwrap();
         l["virtualServices"].as_array().is_some_and(|a| a.len() == 2)
     })
     .await;

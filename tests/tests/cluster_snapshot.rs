@@ -4,7 +4,12 @@
 use meshlens_cluster::{Cluster, ClusterConfig, ClusterError, SourceKind};
 
 async fn start(paths: Vec<std::path::PathBuf>) -> Result<Cluster, ClusterError> {
-    Cluster::start(ClusterConfig { source: SourceKind::Snapshot, snapshot: paths, ..Default::default() }).await
+    Cluster::start(ClusterConfig {
+        source: SourceKind::Snapshot,
+        snapshot: paths,
+        ..Default::default()
+    })
+    .await
 }
 
 const GOOD: &str = "\
@@ -65,14 +70,18 @@ async fn bad_documents_are_reported_with_file_and_index_and_the_rest_loads() {
     assert!(w[0].starts_with(&format!("{file}: document 2: invalid YAML")), "{w:#?}");
     assert!(w[1].starts_with(&format!("{file}: document 3: unknown kind ConfigMap")), "{w:#?}");
     assert!(w[2].starts_with(&format!("{file}: document 4: Pod without metadata.name")), "{w:#?}");
-    assert!(w[3].starts_with(&format!("{file}: document 5, item 2: unknown kind Secret")), "{w:#?}");
+    assert!(
+        w[3].starts_with(&format!("{file}: document 5, item 2: unknown kind Secret")),
+        "{w:#?}"
+    );
 
     let s = c.state().await.unwrap();
     let wl = serde_json::to_value(s.workload_details("shop", "cart-v1").unwrap()).unwrap();
     // The pod without an owner is a workload of its own; the Deployment has no pod.
     assert_eq!(wl["pods"], serde_json::json!([]));
     assert_eq!(wl["services"][0]["name"], "cart");
-    let names: Vec<String> = s.namespace("shop").unwrap().workloads.iter().map(|w| w.name.clone()).collect();
+    let names: Vec<String> =
+        s.namespace("shop").unwrap().workloads.iter().map(|w| w.name.clone()).collect();
     assert_eq!(names, vec!["cart-pod", "cart-v1"]);
     let apps = serde_json::to_value(s.app_details("shop", "cart").unwrap()).unwrap();
     assert_eq!(apps["serviceNames"], serde_json::json!(["cart"]));

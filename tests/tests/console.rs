@@ -21,14 +21,18 @@ use serde_json::{Value, json};
 /// The demo: config/demo.toml with the bundled plugins and generated demo traffic.
 fn demo() -> Meshlens {
     let f = fixture(&["--topology", "demo", "--minutes", "20"]);
-    let config = std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
+    let config =
+        std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
     let config = config.replace("port = 20001", "port = 0");
     let dir = plugin_dir(BUNDLED);
     let dirs = format!("[\"{}\"]", dir.path().display());
     let om = f.openmetrics.display().to_string();
     Meshlens::start(
         &config,
-        &[("MESHLENS_PLUGINS__DIRS", dirs.as_str()), ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str())],
+        &[
+            ("MESHLENS_PLUGINS__DIRS", dirs.as_str()),
+            ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str()),
+        ],
         vec![dir],
     )
     .expect("the demo starts")
@@ -39,11 +43,20 @@ fn base(m: &Meshlens) -> String {
 }
 
 fn ids(list: &Value) -> BTreeSet<String> {
-    list.as_array().expect("array").iter().map(|e| e["data"]["id"].as_str().expect("id").to_string()).collect()
+    list.as_array()
+        .expect("array")
+        .iter()
+        .map(|e| e["data"]["id"].as_str().expect("id").to_string())
+        .collect()
 }
 
 fn split_ids(v: &Value) -> BTreeSet<String> {
-    v.as_str().unwrap_or_default().split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
+    v.as_str()
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Loads a console URL and waits for the drawn graph; checks it against the API's graph for
@@ -56,9 +69,21 @@ async fn graph_matches_api(c: &Client, m: &Meshlens, console_query: &str, api_pa
     let g = api.json();
     let nodes = &g["elements"]["nodes"];
     let edges = &g["elements"]["edges"];
-    assert_eq!(drawn["nodes"], json!(nodes.as_array().expect("nodes").len().to_string()), "{console_query}");
-    assert_eq!(drawn["edges"], json!(edges.as_array().expect("edges").len().to_string()), "{console_query}");
-    assert_eq!(split_ids(&drawn["ids"]), ids(nodes), "{console_query}: drawn node ids differ from the API's");
+    assert_eq!(
+        drawn["nodes"],
+        json!(nodes.as_array().expect("nodes").len().to_string()),
+        "{console_query}"
+    );
+    assert_eq!(
+        drawn["edges"],
+        json!(edges.as_array().expect("edges").len().to_string()),
+        "{console_query}"
+    );
+    assert_eq!(
+        split_ids(&drawn["ids"]),
+        ids(nodes),
+        "{console_query}: drawn node ids differ from the API's"
+    );
     g
 }
 
@@ -96,7 +121,8 @@ async fn type_into(c: &Client, testid: &str, text: &str) {
 #[test]
 fn console_assets_are_embedded_typed_cached_and_compressed() {
     let plugins = tempfile::tempdir().expect("temp dir");
-    let cfg = cluster_only_config("source = \"snapshot\"\nsnapshot = [\"config/demo\"]", plugins.path());
+    let cfg =
+        cluster_only_config("source = \"snapshot\"\nsnapshot = [\"config/demo\"]", plugins.path());
     let m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
 
     // A browser at `/` goes to the console; an API client still gets StatusInfo.
@@ -133,7 +159,12 @@ fn console_assets_are_embedded_typed_cached_and_compressed() {
     }
     for src in index.text().split("src=\"").skip(1).chain(index.text().split("href=\"").skip(1)) {
         let file = src.split('"').next().unwrap_or_default();
-        if file.starts_with("data:") || file.starts_with('/') || file.is_empty() || file == "./" || !file.contains('.') {
+        if file.starts_with("data:")
+            || file.starts_with('/')
+            || file.is_empty()
+            || file == "./"
+            || !file.contains('.')
+        {
             continue;
         }
         assert_eq!(m.get(&format!("/console/{file}")).status, 200, "index.html refers to {file}");
@@ -148,16 +179,32 @@ fn console_assets_are_embedded_typed_cached_and_compressed() {
     assert_eq!(m.get_with("/console/js/graph.js", &[("If-None-Match", "\"other\"")]).status, 200);
 
     // gzip when accepted (and only then), with its own ETag.
-    let gz = m.get_with("/console/vendor/cytoscape/cytoscape.min.js", &[("Accept-Encoding", "gzip, deflate, br")]);
+    let gz = m.get_with(
+        "/console/vendor/cytoscape/cytoscape.min.js",
+        &[("Accept-Encoding", "gzip, deflate, br")],
+    );
     assert_eq!(gz.header("content-encoding"), Some("gzip"));
-    assert!(gz.body.len() * 2 < std::fs::metadata(console.join("vendor/cytoscape/cytoscape.min.js")).expect("file").len() as usize);
+    assert!(
+        gz.body.len() * 2
+            < std::fs::metadata(console.join("vendor/cytoscape/cytoscape.min.js"))
+                .expect("file")
+                .len() as usize
+    );
     assert_eq!(&gz.body[..2], &[0x1f, 0x8b], "a gzip stream");
-    assert_ne!(gz.header("etag"), m.get("/console/vendor/cytoscape/cytoscape.min.js").header("etag"));
+    assert_ne!(
+        gz.header("etag"),
+        m.get("/console/vendor/cytoscape/cytoscape.min.js").header("etag")
+    );
     let plain = m.get_with("/console/app.css", &[("Accept-Encoding", "gzip;q=0")]);
     assert_eq!(plain.header("content-encoding"), None);
 
     // The console is GET only, like the API.
-    let post = integration_tests::server::request(&m.addr, "POST", "/console/", &[("Content-Length", "0")]);
+    let post = integration_tests::server::request(
+        &m.addr,
+        "POST",
+        "/console/",
+        &[("Content-Length", "0")],
+    );
     assert_eq!(post.status, 405);
 }
 
@@ -170,9 +217,15 @@ fn vendored_files_match_their_recorded_checksums() {
         let (_, file) = line.split_once("  ").expect("sha256sum line");
         let file = file.trim_start_matches("./");
         packages.insert(file.split('/').next().expect("package folder").to_string());
-        let out = std::process::Command::new("sha256sum").arg(vendor.join(file)).output().expect("sha256sum");
+        let out = std::process::Command::new("sha256sum")
+            .arg(vendor.join(file))
+            .output()
+            .expect("sha256sum");
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(line.starts_with(text.split_whitespace().next().unwrap_or("-")), "{file} changed: {text}");
+        assert!(
+            line.starts_with(text.split_whitespace().next().unwrap_or("-")),
+            "{file} changed: {text}"
+        );
     }
     for p in &packages {
         assert!(vendor.join(p).join("LICENSE").is_file(), "{p} has no LICENSE");
@@ -189,40 +242,104 @@ fn console_on_the_demo() {
     with_browser(|c| async move {
         // Overview: one card per namespace; validation counts are the API's.
         c.goto(&format!("{b}/console/")).await.expect("open");
-        wait_js(&c, "return document.querySelector('[data-testid=overview]')?.dataset.state === 'drawn'", "overview").await;
+        wait_js(
+            &c,
+            "return document.querySelector('[data-testid=overview]')?.dataset.state === 'drawn'",
+            "overview",
+        )
+        .await;
         let cards = js(&c, "return [...document.querySelectorAll('[data-testid=ns-card]')].map(e => ({ns: e.dataset.namespace, errors: +e.dataset.errors, warnings: +e.dataset.warnings, healthy: +e.dataset.healthy, degraded: +e.dataset.degraded, failing: +e.dataset.failing}))", vec![]).await;
         let namespaces = m.get("/api/namespaces").json();
-        assert_eq!(cards.as_array().expect("cards").len(), namespaces.as_array().expect("ns").len(), "{cards}");
-        let book = cards.as_array().expect("cards").iter().find(|c| c["ns"] == "bookinfo").expect("bookinfo card").clone();
+        assert_eq!(
+            cards.as_array().expect("cards").len(),
+            namespaces.as_array().expect("ns").len(),
+            "{cards}"
+        );
+        let book = cards
+            .as_array()
+            .expect("cards")
+            .iter()
+            .find(|c| c["ns"] == "bookinfo")
+            .expect("bookinfo card")
+            .clone();
         let v = m.get("/api/namespaces/bookinfo/mesh_validations").json();
         let errors = v.to_string().matches("\"severity\":\"error\"").count();
         assert_eq!(book["errors"], json!(errors), "{book}");
         let apps = m.get("/api/namespaces/bookinfo/health").json();
-        let total = book["healthy"].as_u64().unwrap_or(0) + book["degraded"].as_u64().unwrap_or(0) + book["failing"].as_u64().unwrap_or(0);
-        let with_data = apps.as_object().expect("health").values().filter(|h| h["requests"]["errorRatio"].as_f64().unwrap_or(-1.0) >= 0.0 || !h["workloadStatuses"].as_array().map_or(true, Vec::is_empty)).count();
+        let total = book["healthy"].as_u64().unwrap_or(0)
+            + book["degraded"].as_u64().unwrap_or(0)
+            + book["failing"].as_u64().unwrap_or(0);
+        let with_data = apps
+            .as_object()
+            .expect("health")
+            .values()
+            .filter(|h| {
+                h["requests"]["errorRatio"].as_f64().unwrap_or(-1.0) >= 0.0
+                    || !h["workloadStatuses"].as_array().is_none_or(Vec::is_empty)
+            })
+            .count();
         assert_eq!(total as usize, with_data, "{book} vs {apps}");
         // productpage has 5 % errors: degraded; nothing in the demo is failing by error rate.
         assert!(book["degraded"].as_u64().unwrap_or(0) >= 1, "{book}");
-        c.find(Locator::Css("[data-testid=ns-card][data-namespace=bookinfo]")).await.expect("card").click().await.expect("click");
+        c.find(Locator::Css("[data-testid=ns-card][data-namespace=bookinfo]"))
+            .await
+            .expect("card")
+            .click()
+            .await
+            .expect("click");
         wait_graph(&c).await;
         let url = c.current_url().await.expect("url");
         assert!(url.as_str().contains("/console/graph?namespaces=bookinfo"), "{url}");
 
         // The drawn graph is the API's, for several parameter sets (boxes included).
         for (q, api) in [
-            ("namespaces=bookinfo&graphType=versionedApp", "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp&duration=10m"),
-            ("namespaces=bookinfo,istio-system&graphType=workload&injectServiceNodes=true", "/api/namespaces/graph?namespaces=bookinfo,istio-system&graphType=workload&injectServiceNodes=true&duration=10m"),
-            ("namespaces=bookinfo&graphType=versionedApp&groupBy=app", "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp&groupBy=app&duration=10m"),
-            ("namespaces=bookinfo&graphType=service", "/api/namespaces/graph?namespaces=bookinfo&graphType=service&duration=10m"),
-            ("namespaces=bookinfo&graphType=app&appenders=deadNode", "/api/namespaces/graph?namespaces=bookinfo&graphType=app&appenders=deadNode&duration=10m"),
-            ("namespaces=bookinfo&app=reviews&graphType=versionedApp", "/api/namespaces/bookinfo/applications/reviews/graph?graphType=versionedApp&duration=10m"),
-            ("namespaces=bookinfo&workload=productpage-v1", "/api/namespaces/bookinfo/workloads/productpage-v1/graph?graphType=workload&duration=10m"),
+            (
+                "namespaces=bookinfo&graphType=versionedApp",
+                "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp&duration=10m",
+            ),
+            (
+                "namespaces=bookinfo,istio-system&graphType=workload&injectServiceNodes=true",
+                "/api/namespaces/graph?namespaces=bookinfo,istio-system&graphType=workload&injectServiceNodes=true&duration=10m",
+            ),
+            (
+                "namespaces=bookinfo&graphType=versionedApp&groupBy=app",
+                "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp&groupBy=app&duration=10m",
+            ),
+            (
+                "namespaces=bookinfo&graphType=service",
+                "/api/namespaces/graph?namespaces=bookinfo&graphType=service&duration=10m",
+            ),
+            (
+                "namespaces=bookinfo&graphType=app&appenders=deadNode",
+                "/api/namespaces/graph?namespaces=bookinfo&graphType=app&appenders=deadNode&duration=10m",
+            ),
+            (
+                "namespaces=bookinfo&app=reviews&graphType=versionedApp",
+                "/api/namespaces/bookinfo/applications/reviews/graph?graphType=versionedApp&duration=10m",
+            ),
+            (
+                "namespaces=bookinfo&workload=productpage-v1",
+                "/api/namespaces/bookinfo/workloads/productpage-v1/graph?graphType=workload&duration=10m",
+            ),
         ] {
             graph_matches_api(&c, &m, q, api).await;
             no_console_errors(&c, q).await;
         }
-        let boxed = graph_matches_api(&c, &m, "namespaces=bookinfo&graphType=versionedApp&groupBy=app", "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp&groupBy=app").await;
-        assert!(boxed["elements"]["nodes"].as_array().expect("nodes").iter().any(|n| n["data"]["isGroup"] == "app"), "the API has boxes");
+        let boxed = graph_matches_api(
+            &c,
+            &m,
+            "namespaces=bookinfo&graphType=versionedApp&groupBy=app",
+            "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp&groupBy=app",
+        )
+        .await;
+        assert!(
+            boxed["elements"]["nodes"]
+                .as_array()
+                .expect("nodes")
+                .iter()
+                .any(|n| n["data"]["isGroup"] == "app"),
+            "the API has boxes"
+        );
         screenshot(&c, "graph-boxes").await;
 
         // Find highlights exactly what the expression selects; hide removes exactly that.
@@ -231,11 +348,19 @@ fn console_on_the_demo() {
         let nodes = g["elements"]["nodes"].as_array().expect("nodes").clone();
         let edges = g["elements"]["edges"].as_array().expect("edges").clone();
         let node_ids = |f: &dyn Fn(&Value) -> bool| -> BTreeSet<String> {
-            nodes.iter().filter(|n| f(&n["data"])).map(|n| n["data"]["id"].as_str().expect("id").to_string()).collect()
+            nodes
+                .iter()
+                .filter(|n| f(&n["data"]))
+                .map(|n| n["data"]["id"].as_str().expect("id").to_string())
+                .collect()
         };
         let pct = |d: &Value| -> f64 {
             let r = &d["traffic"]["rates"];
-            r["httpPercentErr"].as_str().or(r["grpcPercentErr"].as_str()).and_then(|s| s.parse().ok()).unwrap_or(0.0)
+            r["httpPercentErr"]
+                .as_str()
+                .or(r["grpcPercentErr"].as_str())
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0.0)
         };
         type_into(&c, "ctl-find", "node = service").await;
         let drawn = wait_graph(&c).await;
@@ -244,41 +369,74 @@ fn console_on_the_demo() {
         assert_eq!(split_ids(&drawn["found"]), services);
         type_into(&c, "ctl-find", "%error > 1").await;
         let drawn = wait_graph(&c).await;
-        let want: BTreeSet<String> = edges.iter().filter(|e| pct(&e["data"]) > 1.0).map(|e| e["data"]["id"].as_str().expect("id").to_string()).collect();
+        let want: BTreeSet<String> = edges
+            .iter()
+            .filter(|e| pct(&e["data"]) > 1.0)
+            .map(|e| e["data"]["id"].as_str().expect("id").to_string())
+            .collect();
         assert!(!want.is_empty());
         assert_eq!(split_ids(&drawn["found"]), want);
         type_into(&c, "ctl-find", "name = reviews or hasMissingSC").await;
         let drawn = wait_graph(&c).await;
-        let want = node_ids(&|d| d["nodeType"] == "service" && d["service"] == "reviews" || d["nodeType"] == "workload" && d["workload"] == "reviews" || d["hasMissingSC"] == true);
+        let want = node_ids(&|d| {
+            d["nodeType"] == "service" && d["service"] == "reviews"
+                || d["nodeType"] == "workload" && d["workload"] == "reviews"
+                || d["hasMissingSC"] == true
+        });
         assert_eq!(split_ids(&drawn["found"]), want);
         type_into(&c, "ctl-hide", "node = service").await;
         let drawn = wait_graph(&c).await;
         let kept = node_ids(&|d| d["nodeType"] != "service");
         assert_eq!(split_ids(&drawn["ids"]), kept);
         assert_eq!(split_ids(&drawn["hidden"]), services);
-        let kept_edges = edges.iter().filter(|e| kept.contains(e["data"]["source"].as_str().unwrap_or("")) && kept.contains(e["data"]["target"].as_str().unwrap_or(""))).count();
+        let kept_edges = edges
+            .iter()
+            .filter(|e| {
+                kept.contains(e["data"]["source"].as_str().unwrap_or(""))
+                    && kept.contains(e["data"]["target"].as_str().unwrap_or(""))
+            })
+            .count();
         assert_eq!(drawn["edges"], json!(kept_edges.to_string()));
         // A bad expression says why and changes nothing.
         type_into(&c, "ctl-hide", "rps >").await;
-        wait_js(&c, "return document.querySelector('[data-testid=expr-error]').textContent", "an expression error").await;
+        wait_js(
+            &c,
+            "return document.querySelector('[data-testid=expr-error]').textContent",
+            "an expression error",
+        )
+        .await;
         type_into(&c, "ctl-hide", "").await;
         let drawn = wait_graph(&c).await;
         assert_eq!(drawn["nodes"], json!(nodes.len().to_string()));
         no_console_errors(&c, "find/hide").await;
 
         // A node click opens the panel with the API's health numbers.
-        let reviews_v2 = nodes.iter().find(|n| n["data"]["workload"] == "reviews-v2" && n["data"]["nodeType"] == "workload").expect("reviews-v2");
+        let reviews_v2 = nodes
+            .iter()
+            .find(|n| n["data"]["workload"] == "reviews-v2" && n["data"]["nodeType"] == "workload")
+            .expect("reviews-v2");
         click_node(&c, reviews_v2["data"]["id"].as_str().expect("id")).await;
         let panel = wait_js(&c, "const h = document.querySelector('[data-testid=panel-health]'); if (!h || h.dataset.state !== 'drawn') return null;
             return {rateInterval: h.dataset.rateInterval, requests: +h.querySelector('[data-testid=health-request-count]').dataset.value, errors: +h.querySelector('[data-testid=health-error-count]').dataset.value}", "the node panel").await;
-        let health = m.get(&format!("/api/namespaces/bookinfo/workloads/reviews-v2/health?rateInterval={}", panel["rateInterval"].as_str().expect("rateInterval"))).json();
+        let health = m
+            .get(&format!(
+                "/api/namespaces/bookinfo/workloads/reviews-v2/health?rateInterval={}",
+                panel["rateInterval"].as_str().expect("rateInterval")
+            ))
+            .json();
         // Same numbers; the two requests sum the same samples in another order (last-bit noise).
         let close = |a: &Value, b: &Value| {
             let (a, b) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
             (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
         };
-        assert!(close(&panel["requests"], &health["requests"]["requestCount"]), "{panel} vs {health}");
-        assert!(close(&panel["errors"], &health["requests"]["requestErrorCount"]), "{panel} vs {health}");
+        assert!(
+            close(&panel["requests"], &health["requests"]["requestCount"]),
+            "{panel} vs {health}"
+        );
+        assert!(
+            close(&panel["errors"], &health["requests"]["requestErrorCount"]),
+            "{panel} vs {health}"
+        );
         assert!(panel["requests"].as_f64().unwrap_or(0.0) > 0.0, "{panel}");
         screenshot(&c, "graph-node-panel").await;
 
@@ -294,7 +452,10 @@ fn console_on_the_demo() {
         assert_eq!(before, after, "{url}");
         let controls = js(&c, "const v = (t) => document.querySelector(`[data-testid=${t}]`);
             return [v('ctl-graphType').value, v('ctl-find').value, v('ctl-edgeLabels').value, v('ctl-injectServiceNodes').checked, document.querySelector('[data-testid=panel]').dataset.id]", vec![]).await;
-        assert_eq!(controls, json!(["workload", "ns = istio-system", "rps", true, reviews_v2["data"]["id"]]));
+        assert_eq!(
+            controls,
+            json!(["workload", "ns = istio-system", "rps", true, reviews_v2["data"]["id"]])
+        );
         no_console_errors(&c, "graph round trip").await;
 
         // App page: as many charts and series as the dashboard JSON the page asked for.
@@ -302,10 +463,17 @@ fn console_on_the_demo() {
         let api_path = wait_js(&c, "const d = document.querySelector('[data-testid=dashboard]'); return d && d.dataset.state === 'drawn' && d.dataset.api", "the app dashboard").await;
         let dash = m.get(&format!("/api/{}", api_path.as_str().expect("path"))).json();
         let drawn = js(&c, "return [...document.querySelectorAll('[data-testid=dashboard] [data-testid=chart]')].map(e => +e.dataset.series)", vec![]).await;
-        let want: Vec<usize> = dash["charts"].as_array().expect("charts").iter().map(|ch| {
-            ch["metric"]["matrix"].as_array().map_or(0, Vec::len)
-                + ch["histogram"].as_object().map_or(0, |h| h.values().map(|s| s["matrix"].as_array().map_or(0, Vec::len)).sum())
-        }).collect();
+        let want: Vec<usize> = dash["charts"]
+            .as_array()
+            .expect("charts")
+            .iter()
+            .map(|ch| {
+                ch["metric"]["matrix"].as_array().map_or(0, Vec::len)
+                    + ch["histogram"].as_object().map_or(0, |h| {
+                        h.values().map(|s| s["matrix"].as_array().map_or(0, Vec::len)).sum()
+                    })
+            })
+            .collect();
         assert_eq!(drawn, json!(want), "{api_path}");
         assert!(want.iter().sum::<usize>() > 0, "the demo has traffic for reviews");
         // The by-label choice asks the API again, grouped.
@@ -314,14 +482,31 @@ fn console_on_the_demo() {
         let api_path = wait_js(&c, "const d = document.querySelector('[data-testid=dashboard]'); return d.dataset.state === 'drawn' && d.dataset.api.includes('byLabels') && d.dataset.api", "grouped dashboard").await;
         let dash = m.get(&format!("/api/{}", api_path.as_str().expect("path"))).json();
         let drawn = js(&c, "return [...document.querySelectorAll('[data-testid=dashboard] [data-testid=chart]')].reduce((a, e) => a + +e.dataset.series, 0)", vec![]).await;
-        let want: usize = dash["charts"].as_array().expect("charts").iter().map(|ch| {
-            ch["metric"]["matrix"].as_array().map_or(0, Vec::len)
-                + ch["histogram"].as_object().map_or(0, |h| h.values().map(|s| s["matrix"].as_array().map_or(0, Vec::len)).sum())
-        }).sum();
+        let want: usize = dash["charts"]
+            .as_array()
+            .expect("charts")
+            .iter()
+            .map(|ch| {
+                ch["metric"]["matrix"].as_array().map_or(0, Vec::len)
+                    + ch["histogram"].as_object().map_or(0, |h| {
+                        h.values().map(|s| s["matrix"].as_array().map_or(0, Vec::len)).sum()
+                    })
+            })
+            .sum();
         assert_eq!(drawn, json!(want), "{api_path}");
         let details = m.get("/api/namespaces/bookinfo/apps/reviews").json();
-        let refs: usize = details["runtimes"].as_array().expect("runtimes").iter().map(|r| r["dashboardRefs"].as_array().map_or(0, Vec::len)).sum();
-        let custom = js(&c, "return document.querySelectorAll('[data-testid=custom-dashboard]').length", vec![]).await;
+        let refs: usize = details["runtimes"]
+            .as_array()
+            .expect("runtimes")
+            .iter()
+            .map(|r| r["dashboardRefs"].as_array().map_or(0, Vec::len))
+            .sum();
+        let custom = js(
+            &c,
+            "return document.querySelectorAll('[data-testid=custom-dashboard]').length",
+            vec![],
+        )
+        .await;
         assert_eq!(custom, json!(refs));
         assert!(refs > 0);
 
@@ -331,22 +516,62 @@ fn console_on_the_demo() {
         assert_eq!(st, "failing");
         let ok = js(&c, "return document.querySelector('[data-object=\"virtualservice/reviews\"]').dataset.status", vec![]).await;
         assert_eq!(ok, "healthy");
-        c.goto(&format!("{b}/console/mesh/object?namespace=bookinfo&objectType=virtualservices&object=ratings")).await.expect("object");
-        let checks = wait_js(&c, "return document.querySelector('[data-testid=object-checks]')?.innerText", "object checks").await;
+        c.goto(&format!(
+            "{b}/console/mesh/object?namespace=bookinfo&objectType=virtualservices&object=ratings"
+        ))
+        .await
+        .expect("object");
+        let checks = wait_js(
+            &c,
+            "return document.querySelector('[data-testid=object-checks]')?.innerText",
+            "object checks",
+        )
+        .await;
         let checks = checks.as_str().unwrap_or_default();
-        assert!(checks.contains("Weight sum should be 100") && checks.contains("spec/http[0]/route") && checks.contains("error"), "{checks}");
-        let spec = js(&c, "return document.querySelector('[data-testid=object-spec]').innerText", vec![]).await;
+        assert!(
+            checks.contains("Weight sum should be 100")
+                && checks.contains("spec/http[0]/route")
+                && checks.contains("error"),
+            "{checks}"
+        );
+        let spec =
+            js(&c, "return document.querySelector('[data-testid=object-spec]').innerText", vec![])
+                .await;
         assert!(spec.as_str().unwrap_or_default().contains("\"hosts\""), "{spec}");
         no_console_errors(&c, "mesh").await;
 
         // Every page at both sizes: renders, no console errors, a screenshot each.
         let pages = [
-            ("overview", "/console/", "document.querySelector('[data-testid=overview]')?.dataset.state === 'drawn'"),
-            ("graph", "/console/graph?namespaces=bookinfo,istio-system&graphType=versionedApp&edgeLabels=rps", "document.querySelector('[data-testid=graph]')?.dataset.state === 'drawn'"),
-            ("app", "/console/app?namespace=bookinfo&app=reviews", "document.querySelector('[data-testid=dashboard]')?.dataset.state === 'drawn'"),
-            ("workload", "/console/workload?namespace=bookinfo&workload=reviews-v1", "!!document.querySelector('[data-testid=pods]')"),
-            ("mesh", "/console/mesh?namespace=bookinfo", "!!document.querySelector('[data-testid=mesh-objects]')"),
-            ("mesh-object", "/console/mesh/object?namespace=bookinfo&objectType=virtualservices&object=ratings", "!!document.querySelector('[data-testid=object-spec]')"),
+            (
+                "overview",
+                "/console/",
+                "document.querySelector('[data-testid=overview]')?.dataset.state === 'drawn'",
+            ),
+            (
+                "graph",
+                "/console/graph?namespaces=bookinfo,istio-system&graphType=versionedApp&edgeLabels=rps",
+                "document.querySelector('[data-testid=graph]')?.dataset.state === 'drawn'",
+            ),
+            (
+                "app",
+                "/console/app?namespace=bookinfo&app=reviews",
+                "document.querySelector('[data-testid=dashboard]')?.dataset.state === 'drawn'",
+            ),
+            (
+                "workload",
+                "/console/workload?namespace=bookinfo&workload=reviews-v1",
+                "!!document.querySelector('[data-testid=pods]')",
+            ),
+            (
+                "mesh",
+                "/console/mesh?namespace=bookinfo",
+                "!!document.querySelector('[data-testid=mesh-objects]')",
+            ),
+            (
+                "mesh-object",
+                "/console/mesh/object?namespace=bookinfo&objectType=virtualservices&object=ratings",
+                "!!document.querySelector('[data-testid=object-spec]')",
+            ),
         ];
         for (w, h, size) in [(1280u32, 800u32, "desktop"), (390, 844, "phone")] {
             c.set_window_size(w, h).await.expect("size");
@@ -355,7 +580,10 @@ fn console_on_the_demo() {
                 wait_js(&c, &format!("return {ready}"), name).await;
                 // Nothing may stick out sideways on a phone (the page scrolls only down).
                 let overflow = js(&c, "return document.documentElement.scrollWidth - document.documentElement.clientWidth", vec![]).await;
-                assert!(overflow.as_i64().unwrap_or(0) <= 1, "{name} at {w}x{h} is {overflow}px too wide");
+                assert!(
+                    overflow.as_i64().unwrap_or(0) <= 1,
+                    "{name} at {w}x{h} is {overflow}px too wide"
+                );
                 screenshot(&c, &format!("{name}-{size}")).await;
                 no_console_errors(&c, &format!("{name} at {w}x{h}")).await;
             }
@@ -376,32 +604,84 @@ fn console_login_with_wrong_right_and_expired_credentials() {
     let m = start("1h");
     let short = start("1s");
     let b = base(&m);
-    let token = short.get_with("/api/token", &[("Authorization", &basic_auth("admin", "s3cret-pass"))]).json()["token"].as_str().expect("token").to_string();
+    let token = short
+        .get_with("/api/token", &[("Authorization", &basic_auth("admin", "s3cret-pass"))])
+        .json()["token"]
+        .as_str()
+        .expect("token")
+        .to_string();
     with_browser(|c| async move {
         let mesh = format!("{b}/console/mesh?namespace=bookinfo");
         c.goto(&mesh).await.expect("open");
         wait_js(&c, "return document.getElementById('login').open", "the login form").await;
         screenshot(&c, "login").await;
         // Wrong password: the form stays, with the server's message.
-        c.find(Locator::Css("[data-testid=login-user]")).await.expect("user").send_keys("admin").await.expect("type");
-        c.find(Locator::Css("[data-testid=login-password]")).await.expect("pass").send_keys("wrong").await.expect("type");
-        c.find(Locator::Css("[data-testid=login-submit]")).await.expect("submit").click().await.expect("click");
-        let msg = wait_js(&c, "return document.querySelector('[data-testid=login-error]').textContent", "the login error").await;
+        c.find(Locator::Css("[data-testid=login-user]"))
+            .await
+            .expect("user")
+            .send_keys("admin")
+            .await
+            .expect("type");
+        c.find(Locator::Css("[data-testid=login-password]"))
+            .await
+            .expect("pass")
+            .send_keys("wrong")
+            .await
+            .expect("type");
+        c.find(Locator::Css("[data-testid=login-submit]"))
+            .await
+            .expect("submit")
+            .click()
+            .await
+            .expect("click");
+        let msg = wait_js(
+            &c,
+            "return document.querySelector('[data-testid=login-error]').textContent",
+            "the login error",
+        )
+        .await;
         assert_eq!(msg, "invalid user or password");
-        assert_eq!(js(&c, "return document.getElementById('login').open", vec![]).await, json!(true));
-        assert_eq!(js(&c, "return sessionStorage.getItem('meshlens.token')", vec![]).await, Value::Null);
+        assert_eq!(
+            js(&c, "return document.getElementById('login').open", vec![]).await,
+            json!(true)
+        );
+        assert_eq!(
+            js(&c, "return sessionStorage.getItem('meshlens.token')", vec![]).await,
+            Value::Null
+        );
         // Right password: the page loads, the token sits in this tab's session storage.
-        c.find(Locator::Css("[data-testid=login-password]")).await.expect("pass").send_keys("s3cret-pass").await.expect("type");
-        c.find(Locator::Css("[data-testid=login-submit]")).await.expect("submit").click().await.expect("click");
+        c.find(Locator::Css("[data-testid=login-password]"))
+            .await
+            .expect("pass")
+            .send_keys("s3cret-pass")
+            .await
+            .expect("type");
+        c.find(Locator::Css("[data-testid=login-submit]"))
+            .await
+            .expect("submit")
+            .click()
+            .await
+            .expect("click");
         let st = wait_js(&c, "return document.querySelector('[data-object=\"virtualservice/ratings\"]')?.dataset.status", "mesh objects after login").await;
         assert_eq!(st, "failing");
-        assert_eq!(js(&c, "return document.getElementById('login').open", vec![]).await, json!(false));
+        assert_eq!(
+            js(&c, "return document.getElementById('login').open", vec![]).await,
+            json!(false)
+        );
         let stored = js(&c, "return sessionStorage.getItem('meshlens.token')", vec![]).await;
         let stored = stored.as_str().expect("a stored token").to_string();
-        assert_eq!(m.get_with("/api/namespaces", &[("Authorization", &format!("Bearer {stored}"))]).status, 200);
+        assert_eq!(
+            m.get_with("/api/namespaces", &[("Authorization", &format!("Bearer {stored}"))]).status,
+            200
+        );
         // The token survives a reload of the tab.
         c.refresh().await.expect("reload");
-        wait_js(&c, "return document.querySelector('[data-object=\"virtualservice/ratings\"]')", "mesh objects after reload").await;
+        wait_js(
+            &c,
+            "return document.querySelector('[data-object=\"virtualservice/ratings\"]')",
+            "mesh objects after reload",
+        )
+        .await;
         let _ = console_errors(&c).await; // the 401s above are logged as failed loads; expected
 
         // An expired token brings the form back with the reason.
@@ -412,7 +692,10 @@ fn console_login_with_wrong_right_and_expired_credentials() {
         c.goto(&format!("{sb}/console/mesh?namespace=bookinfo")).await.expect("open");
         let msg = wait_js(&c, "const d = document.getElementById('login'); return d.open && document.querySelector('[data-testid=login-error]').textContent", "the login form for an expired token").await;
         assert_eq!(msg, "token expired");
-        assert_eq!(js(&c, "return sessionStorage.getItem('meshlens.token')", vec![]).await, Value::Null);
+        assert_eq!(
+            js(&c, "return sessionStorage.getItem('meshlens.token')", vec![]).await,
+            Value::Null
+        );
     });
 }
 
@@ -431,8 +714,15 @@ fn console_graph_on_prometheus_matches_the_api() {
     let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
     let end = f.end();
     with_browser(|c| async move {
-        for (ty, extra) in [("workload", "&injectServiceNodes=true"), ("versionedApp", "&groupBy=version"), ("app", ""), ("service", "")] {
-            let q = format!("namespaces=bookinfo,istio-system&graphType={ty}&duration=600s&queryTime={end}{extra}");
+        for (ty, extra) in [
+            ("workload", "&injectServiceNodes=true"),
+            ("versionedApp", "&groupBy=version"),
+            ("app", ""),
+            ("service", ""),
+        ] {
+            let q = format!(
+                "namespaces=bookinfo,istio-system&graphType={ty}&duration=600s&queryTime={end}{extra}"
+            );
             let g = graph_matches_api(&c, &m, &q, &format!("/api/namespaces/graph?{q}")).await;
             assert!(g["elements"]["edges"].as_array().expect("edges").len() >= 5, "{q}: {g}");
             no_console_errors(&c, &q).await;
@@ -440,9 +730,20 @@ fn console_graph_on_prometheus_matches_the_api() {
         // The edge panel shows the API's protocol and rates.
         let q = format!("namespaces=bookinfo&graphType=workload&duration=600s&queryTime={end}");
         let g = graph_matches_api(&c, &m, &q, &format!("/api/namespaces/graph?{q}")).await;
-        let edge = g["elements"]["edges"].as_array().expect("edges").iter().find(|e| e["data"]["traffic"]["protocol"] == "grpc").expect("a grpc edge").clone();
+        let edge = g["elements"]["edges"]
+            .as_array()
+            .expect("edges")
+            .iter()
+            .find(|e| e["data"]["traffic"]["protocol"] == "grpc")
+            .expect("a grpc edge")
+            .clone();
         let id = edge["data"]["id"].as_str().expect("id");
-        js(&c, "const cy = window.meshlensGraph; cy.getElementById(arguments[0]).emit('tap')", vec![json!(id)]).await;
+        js(
+            &c,
+            "const cy = window.meshlensGraph; cy.getElementById(arguments[0]).emit('tap')",
+            vec![json!(id)],
+        )
+        .await;
         let shown = wait_js(&c, "const p = document.querySelector('[data-testid=panel]'); return p.dataset.kind === 'edge' && [p.querySelector('[data-testid=edge-protocol]').textContent, p.querySelector('[data-testid=edge-rate-grpc]').textContent]", "the edge panel").await;
         assert_eq!(shown, json!(["grpc", edge["data"]["traffic"]["rates"]["grpc"]]));
     });
@@ -466,7 +767,18 @@ fn console_benchmark() {
         let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
     }
     std::fs::write(synthetic.path().join("namespaces.yaml"), y).expect("manifests");
-    let f = fixture(&["--topology", "synthetic", "--namespaces", "200", "--workloads", "10", "--minutes", "10", "--end", "1700000000"]);
+    let f = fixture(&[
+        "--topology",
+        "synthetic",
+        "--namespaces",
+        "200",
+        "--workloads",
+        "10",
+        "--minutes",
+        "10",
+        "--end",
+        "1700000000",
+    ]);
     let dir = plugin_dir(BUNDLED);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"snapshot\"\nsnapshot = [{:?}]\n[metrics]\nbackend = \"openmetrics_file\"\n[metrics.openmetrics_file]\npath = {:?}\n",
@@ -486,12 +798,26 @@ fn console_benchmark() {
               decoded: res.reduce((a, e) => a + e.decodedBodySize, 0) + nav.decodedBodySize, files: res.length + 1,
               longest_task: Math.max(0, ...(window.__long || []))}";
         let observe = "window.__long = []; new PerformanceObserver(l => l.getEntries().forEach(e => window.__long.push(e.duration))).observe({type: 'longtask', buffered: true});";
-        c.goto(&format!("{}/console/graph?namespaces=bookinfo,istio-system&graphType=versionedApp", base(&m))).await.expect("open");
+        c.goto(&format!(
+            "{}/console/graph?namespaces=bookinfo,istio-system&graphType=versionedApp",
+            base(&m)
+        ))
+        .await
+        .expect("open");
         js(&c, observe, vec![]).await;
         let g = wait_graph(&c).await;
         let t = js(&c, timing, vec![]).await;
-        println!("console bench: demo graph ({} nodes / {} edges): first drawn {:.0} ms after navigation start (request to drawn {:.0} ms); assets {} files, {} bytes transferred (gzip), {} bytes decoded; longest main-thread task {:.0} ms",
-            g["nodes"], g["edges"], t["drawn"].as_f64().unwrap_or(-1.0), t["request_to_drawn"].as_f64().unwrap_or(-1.0), t["files"], t["transfer"], t["decoded"], t["longest_task"].as_f64().unwrap_or(0.0));
+        println!(
+            "console bench: demo graph ({} nodes / {} edges): first drawn {:.0} ms after navigation start (request to drawn {:.0} ms); assets {} files, {} bytes transferred (gzip), {} bytes decoded; longest main-thread task {:.0} ms",
+            g["nodes"],
+            g["edges"],
+            t["drawn"].as_f64().unwrap_or(-1.0),
+            t["request_to_drawn"].as_f64().unwrap_or(-1.0),
+            t["files"],
+            t["transfer"],
+            t["decoded"],
+            t["longest_task"].as_f64().unwrap_or(0.0)
+        );
         for extra in ["", "&injectServiceNodes=true"] {
             c.goto(&format!("{}/console/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}", base(&big))).await.expect("open");
             js(&c, observe, vec![]).await;
@@ -500,8 +826,17 @@ fn console_benchmark() {
             let api = big.get(&format!("/api/namespaces/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}"));
             let started = std::time::Instant::now();
             let _ = big.get(&format!("/api/namespaces/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}"));
-            println!("console bench: scale mesh{} ({} nodes / {} edges, {} bytes of JSON, API alone {} ms): first drawn {:.0} ms after navigation start, request to drawn {:.0} ms; longest main-thread task {:.0} ms",
-                extra, g["nodes"], g["edges"], api.body.len(), started.elapsed().as_millis(), t["drawn"].as_f64().unwrap_or(-1.0), t["request_to_drawn"].as_f64().unwrap_or(-1.0), t["longest_task"].as_f64().unwrap_or(0.0));
+            println!(
+                "console bench: scale mesh{} ({} nodes / {} edges, {} bytes of JSON, API alone {} ms): first drawn {:.0} ms after navigation start, request to drawn {:.0} ms; longest main-thread task {:.0} ms",
+                extra,
+                g["nodes"],
+                g["edges"],
+                api.body.len(),
+                started.elapsed().as_millis(),
+                t["drawn"].as_f64().unwrap_or(-1.0),
+                t["request_to_drawn"].as_f64().unwrap_or(-1.0),
+                t["longest_task"].as_f64().unwrap_or(0.0)
+            );
         }
     });
 }

@@ -5,15 +5,20 @@ use std::path::PathBuf;
 
 use integration_tests::server::profile_dir;
 use plugin_api::{
-    ClusterData, ClusterKind, ConfigObject, DashboardProviderBox, DashboardTemplate, DataType, Label, PluginMod_Ref,
-    ProviderTier,
+    ClusterData, ClusterKind, ConfigObject, DashboardProviderBox, DashboardTemplate, DataType,
+    Label, PluginMod_Ref, ProviderTier,
     abi_stable::std_types::{RResult, RStr},
 };
 
 /// The library cargo built for this test (the plugins are dev-dependencies), without
 /// building the whole host: the newest of `deps/` and the uplifted copy.
 fn library(package: &str) -> PathBuf {
-    let file = format!("{}{}{}", std::env::consts::DLL_PREFIX, package.replace('-', "_"), std::env::consts::DLL_SUFFIX);
+    let file = format!(
+        "{}{}{}",
+        std::env::consts::DLL_PREFIX,
+        package.replace('-', "_"),
+        std::env::consts::DLL_SUFFIX
+    );
     let candidates = [profile_dir().join("deps").join(&file), profile_dir().join(&file)];
     candidates
         .into_iter()
@@ -60,7 +65,11 @@ fn builtin_ships_the_runtime_templates() {
     let vertx = ts.iter().find(|t| t.name.as_str() == "vertx-server").expect("vertx-server");
     assert_eq!(vertx.runtime.as_str(), "Vert.x");
     assert_eq!(vertx.charts.len(), 6);
-    let rt = vertx.charts.iter().find(|c| c.metric_name.as_str() == "vertx_http_server_responseTime_seconds").unwrap();
+    let rt = vertx
+        .charts
+        .iter()
+        .find(|c| c.metric_name.as_str() == "vertx_http_server_responseTime_seconds")
+        .unwrap();
     assert_eq!(rt.data_type, DataType::Histogram);
     let go = ts.iter().find(|t| t.name.as_str() == "go").expect("go");
     assert_eq!(go.discover_on.as_str(), "go_goroutines");
@@ -119,6 +128,9 @@ fn monitoring_maps_resources_and_keeps_their_namespace() {
     };
     let ts = templates(&p, &data);
     assert_eq!(ts.len(), 1);
-    assert_eq!((ts[0].name.as_str(), ts[0].namespace.as_str(), ts[0].title.as_str()), ("go", "istio-system", "Mesh Go"));
+    assert_eq!(
+        (ts[0].name.as_str(), ts[0].namespace.as_str(), ts[0].title.as_str()),
+        ("go", "istio-system", "Mesh Go")
+    );
     assert_eq!(ts[0].charts[0].spans, 12);
 }

@@ -11,7 +11,8 @@ use integration_tests::{
 };
 use serde_json::{Value, json};
 
-const PLUGINS: &[&str] = &["metrics-prometheus", "dashboards-builtin", "dashboards-folder", "dashboards-monitoring"];
+const PLUGINS: &[&str] =
+    &["metrics-prometheus", "dashboards-builtin", "dashboards-folder", "dashboards-monitoring"];
 
 fn monitoring_dashboard(ns: &str, name: &str, title: &str, metric: &str) -> Value {
     json!({
@@ -46,7 +47,12 @@ dashboards:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_resources_override_folders_which_override_builtins() {
     let mut objects = read_fixtures(&[workspace_root().join("config/demo")]);
-    objects.push(monitoring_dashboard("istio-system", "vertx-server", "Mesh Vert.x server", "vertx_http_server_connections"));
+    objects.push(monitoring_dashboard(
+        "istio-system",
+        "vertx-server",
+        "Mesh Vert.x server",
+        "vertx_http_server_connections",
+    ));
     objects.push(monitoring_dashboard("istio-system", "go", "Mesh Go", "go_threads"));
     objects.push(monitoring_dashboard("bookinfo", "go", "Team Go", "go_goroutines"));
     let api = KubeApi::start(objects, Options::default()).await;

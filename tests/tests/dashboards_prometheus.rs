@@ -11,7 +11,8 @@ use integration_tests::{
 };
 use serde_json::Value;
 
-const PLUGINS: &[&str] = &["metrics-prometheus", "dashboards-builtin", "dashboards-folder", "dashboards-monitoring"];
+const PLUGINS: &[&str] =
+    &["metrics-prometheus", "dashboards-builtin", "dashboards-folder", "dashboards-monitoring"];
 
 pub struct Setup {
     pub m: Meshlens,
@@ -42,7 +43,8 @@ fn setup_over(f: std::sync::Arc<Fixture>, env: &[(&str, &str)]) -> Setup {
         dir.path().display().to_string(),
         prom.url()
     );
-    let m = Meshlens::start(&cfg, env, vec![dir]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
+    let m = Meshlens::start(&cfg, env, vec![dir])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
     Setup { m, prom, f }
 }
 
@@ -51,7 +53,8 @@ type Labels = BTreeMap<String, String>;
 /// An instant PromQL query sent straight to Prometheus: (labels, value) per series.
 fn promql(prom: &PromServer, query: &str, t: f64) -> Vec<(Labels, f64)> {
     let path = format!("/api/v1/query?query={}&time={t}", percent_encode(query));
-    let (status, text) = http_get(prom.port(), &path).unwrap_or_else(|| panic!("Prometheus did not answer {query}"));
+    let (status, text) =
+        http_get(prom.port(), &path).unwrap_or_else(|| panic!("Prometheus did not answer {query}"));
     let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!((status, &body["status"]), (200, &Value::from("success")), "{query}: {body}");
     body["data"]["result"]
@@ -59,7 +62,12 @@ fn promql(prom: &PromServer, query: &str, t: f64) -> Vec<(Labels, f64)> {
         .unwrap()
         .iter()
         .map(|s| {
-            let labels = s["metric"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
+            let labels = s["metric"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                .collect();
             (labels, s["value"][1].as_str().unwrap().parse::<f64>().unwrap())
         })
         .collect()
@@ -72,7 +80,12 @@ fn matrix(series: &Value) -> Vec<(Labels, Vec<(f64, f64)>)> {
         .unwrap_or_else(|| panic!("no matrix in {series}"))
         .iter()
         .map(|s| {
-            let labels = s["metric"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
+            let labels = s["metric"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                .collect();
             let values = s["values"]
                 .as_array()
                 .unwrap()
@@ -99,12 +112,19 @@ fn assert_matches_promql(prom: &PromServer, series: &Value, query: &str) -> BTre
         for &i in &[0, samples.len() / 2, samples.len() - 1] {
             let (t, v) = samples[i];
             let theirs = promql(prom, query, t);
-            let (_, want) = theirs.iter().find(|(l, _)| l == labels).unwrap_or_else(|| panic!("{query} at {t}: no series {labels:?} in {theirs:?}"));
+            let (_, want) = theirs
+                .iter()
+                .find(|(l, _)| l == labels)
+                .unwrap_or_else(|| panic!("{query} at {t}: no series {labels:?} in {theirs:?}"));
             assert!(close(v, *want), "{query} at {t} {labels:?}: ours {v}, Prometheus {want}");
         }
         last.insert(labels.clone(), samples[samples.len() - 1].1);
     }
-    assert_eq!(ours.len(), promql(prom, query, ours[0].1[ours[0].1.len() - 1].0).len(), "{query}: series count");
+    assert_eq!(
+        ours.len(),
+        promql(prom, query, ours[0].1[ours[0].1.len() - 1].0).len(),
+        "{query}: series count"
+    );
     last
 }
 
@@ -115,7 +135,12 @@ fn get_json(m: &Meshlens, path: &str) -> Value {
 }
 
 fn chart<'a>(d: &'a Value, name: &str) -> &'a Value {
-    d["charts"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("no chart {name} in {d}"))
+    d["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no chart {name} in {d}"))
 }
 
 fn by_version(last: &BTreeMap<Labels, f64>) -> BTreeMap<String, f64> {
@@ -127,7 +152,8 @@ fn gauge_by_version(f: &Fixture, name: &str, app: &str) -> BTreeMap<String, f64>
     let mut out = BTreeMap::new();
     for g in f.expected["gauges"].as_array().unwrap() {
         if g["name"] == name && g["labels"]["app"] == app {
-            *out.entry(g["labels"]["version"].as_str().unwrap().to_string()).or_insert(0.0) += g["value"].as_f64().unwrap();
+            *out.entry(g["labels"]["version"].as_str().unwrap().to_string()).or_insert(0.0) +=
+                g["value"].as_f64().unwrap();
         }
     }
     assert!(!out.is_empty(), "the generator recorded no {name} for {app}");
@@ -148,7 +174,12 @@ fn custom_dashboard_matches_promql_for_each_data_type() {
         ),
     );
     assert_eq!(d["title"], "Vert.x Server Metrics");
-    let names: Vec<&str> = d["aggregations"].as_array().unwrap().iter().map(|a| a["displayName"].as_str().unwrap()).collect();
+    let names: Vec<&str> = d["aggregations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["displayName"].as_str().unwrap())
+        .collect();
     let mut sorted = names.clone();
     sorted.sort();
     sorted.dedup();
@@ -159,13 +190,24 @@ fn custom_dashboard_matches_promql_for_each_data_type() {
     // rate
     let c = chart(&d, "Server request count rate");
     assert_eq!((c["unit"].as_str(), c["spans"].as_i64()), (Some("ops"), Some(6)));
-    let last = assert_matches_promql(&s.prom, &c["metric"], &format!("sum by (version) (rate(vertx_http_server_requests_total{{{SEL}}}[1m]))"));
+    let last = assert_matches_promql(
+        &s.prom,
+        &c["metric"],
+        &format!("sum by (version) (rate(vertx_http_server_requests_total{{{SEL}}}[1m]))"),
+    );
     let v = by_version(&last);
     assert!(close(v["v1"], 5.0) && close(v["v2"], 3.0) && close(v["v3"], 2.0), "{v:?}");
     // raw
     let c = chart(&d, "Server active connections");
-    let last = assert_matches_promql(&s.prom, &c["metric"], &format!("sum by (version) (vertx_http_server_connections{{{SEL}}})"));
-    assert_eq!(by_version(&last), gauge_by_version(&s.f, "vertx_http_server_connections", "reviews"));
+    let last = assert_matches_promql(
+        &s.prom,
+        &c["metric"],
+        &format!("sum by (version) (vertx_http_server_connections{{{SEL}}})"),
+    );
+    assert_eq!(
+        by_version(&last),
+        gauge_by_version(&s.f, "vertx_http_server_connections", "reviews")
+    );
     // histogram: avg and three quantiles
     let h = &chart(&d, "Server response time")["histogram"];
     let keys: Vec<&String> = h.as_object().unwrap().keys().collect();
@@ -174,12 +216,20 @@ fn custom_dashboard_matches_promql_for_each_data_type() {
     let last = assert_matches_promql(
         &s.prom,
         &h["avg"],
-        &format!("sum by (version) (rate({m}_sum{{{SEL}}}[1m])) / sum by (version) (rate({m}_count{{{SEL}}}[1m]))"),
+        &format!(
+            "sum by (version) (rate({m}_sum{{{SEL}}}[1m])) / sum by (version) (rate({m}_count{{{SEL}}}[1m]))"
+        ),
     );
     // 90 % of requests average 20 ms and 10 % average 200 ms.
     assert!(by_version(&last).values().all(|v| (v - 0.038).abs() < 1e-6), "{last:?}");
     for q in ["0.5", "0.95", "0.99"] {
-        assert_matches_promql(&s.prom, &h[q], &format!("histogram_quantile({q}, sum by (le, version) (rate({m}_bucket{{{SEL}}}[1m])))"));
+        assert_matches_promql(
+            &s.prom,
+            &h[q],
+            &format!(
+                "histogram_quantile({q}, sum by (le, version) (rate({m}_bucket{{{SEL}}}[1m])))"
+            ),
+        );
     }
     // A metric the app does not export gives an empty matrix, not an error.
     assert_eq!(chart(&d, "Server active websockets")["metric"]["matrix"], serde_json::json!([]));
@@ -189,11 +239,20 @@ fn custom_dashboard_matches_promql_for_each_data_type() {
 fn version_filter_irate_grouping_and_no_avg() {
     let s = setup();
     let end = s.f.end();
-    let base = format!("/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server?queryTime={end}&duration=300&step=30");
-    let d = get_json(&s.m, &format!("{base}&version=v2&rateFunc=irate&avg=false&quantiles[]=0.5&rateInterval=2m"));
+    let base = format!(
+        "/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server?queryTime={end}&duration=300&step=30"
+    );
+    let d = get_json(
+        &s.m,
+        &format!("{base}&version=v2&rateFunc=irate&avg=false&quantiles[]=0.5&rateInterval=2m"),
+    );
     let sel = r#"namespace="bookinfo",app="reviews",version="v2""#;
     let c = chart(&d, "Server request count rate");
-    let last = assert_matches_promql(&s.prom, &c["metric"], &format!("sum(irate(vertx_http_server_requests_total{{{sel}}}[2m]))"));
+    let last = assert_matches_promql(
+        &s.prom,
+        &c["metric"],
+        &format!("sum(irate(vertx_http_server_requests_total{{{sel}}}[2m]))"),
+    );
     assert_eq!(last.len(), 1);
     assert!(close(*last.values().next().unwrap(), 3.0), "{last:?}");
     let h = chart(&d, "Server response time")["histogram"].as_object().unwrap().clone();
@@ -201,7 +260,11 @@ fn version_filter_irate_grouping_and_no_avg() {
     // Grouping by two labels.
     let d = get_json(&s.m, &format!("{base}&byLabels[]=version&byLabels[]=code"));
     let c = chart(&d, "Server request count rate");
-    let last = assert_matches_promql(&s.prom, &c["metric"], &format!("sum by (version, code) (rate(vertx_http_server_requests_total{{{SEL}}}[1m]))"));
+    let last = assert_matches_promql(
+        &s.prom,
+        &c["metric"],
+        &format!("sum by (version, code) (rate(vertx_http_server_requests_total{{{SEL}}}[1m]))"),
+    );
     assert_eq!(last.len(), 6, "3 versions x 2 codes");
     let errors: f64 = last.iter().filter(|(l, _)| l["code"] == "500").map(|(_, v)| v).sum();
     assert!(close(errors, 1.0), "{last:?}");
@@ -211,16 +274,27 @@ fn version_filter_irate_grouping_and_no_avg() {
 fn go_runtime_dashboard_of_ratings() {
     let s = setup();
     let end = s.f.end();
-    let d = get_json(&s.m, &format!("/api/namespaces/bookinfo/apps/ratings/customdashboard/go?queryTime={end}&duration=300&step=60"));
+    let d = get_json(
+        &s.m,
+        &format!(
+            "/api/namespaces/bookinfo/apps/ratings/customdashboard/go?queryTime={end}&duration=300&step=60"
+        ),
+    );
     assert_eq!(d["title"], "Go Metrics");
     let sel = r#"namespace="bookinfo",app="ratings""#;
-    let last = assert_matches_promql(&s.prom, &chart(&d, "Goroutines")["metric"], &format!("sum(go_goroutines{{{sel}}})"));
+    let last = assert_matches_promql(
+        &s.prom,
+        &chart(&d, "Goroutines")["metric"],
+        &format!("sum(go_goroutines{{{sel}}})"),
+    );
     let want: f64 = gauge_by_version(&s.f, "go_goroutines", "ratings").values().sum();
     assert!(close(*last.values().next().unwrap(), want));
     assert_matches_promql(
         &s.prom,
         &chart(&d, "GC duration")["histogram"]["avg"],
-        &format!("sum(rate(go_gc_duration_seconds_sum{{{sel}}}[1m])) / sum(rate(go_gc_duration_seconds_count{{{sel}}}[1m]))"),
+        &format!(
+            "sum(rate(go_gc_duration_seconds_sum{{{sel}}}[1m])) / sum(rate(go_gc_duration_seconds_count{{{sel}}}[1m]))"
+        ),
     );
     assert_matches_promql(
         &s.prom,
@@ -248,7 +322,10 @@ fn every_bad_request_is_a_400_naming_what_is_wrong() {
     assert_400(&r, &["template", "vertx-server"]);
     assert!(!r.text().contains("no-such-template"), "{}", r.text());
     assert_400(&s.m.get("/api/namespaces/bookinfo/apps/no-such-app/customdashboard/go"), &["app"]);
-    assert_400(&s.m.get("/api/namespaces/no-such-ns/apps/reviews/customdashboard/go"), &["namespace"]);
+    assert_400(
+        &s.m.get("/api/namespaces/no-such-ns/apps/reviews/customdashboard/go"),
+        &["namespace"],
+    );
     assert_400(&s.m.get("/api/namespaces/bookinfo/apps/no-such-app/dashboard"), &["app"]);
     assert_400(&s.m.get("/api/namespaces/no-such-ns/apps/reviews/dashboard"), &["namespace"]);
     for (param, value) in [
@@ -263,42 +340,91 @@ fn every_bad_request_is_a_400_naming_what_is_wrong() {
     ] {
         assert_400(&s.m.get(&format!("{custom}?{param}={value}")), &[&format!("'{param}'")]);
     }
-    for (param, value) in [("direction", "sideways"), ("reporter", "nobody"), ("requestProtocol", "h%20t"), ("step", "x")] {
-        assert_400(&s.m.get(&format!("/api/namespaces/bookinfo/apps/reviews/dashboard?{param}={value}")), &[&format!("'{param}'")]);
+    for (param, value) in [
+        ("direction", "sideways"),
+        ("reporter", "nobody"),
+        ("requestProtocol", "h%20t"),
+        ("step", "x"),
+    ] {
+        assert_400(
+            &s.m.get(&format!("/api/namespaces/bookinfo/apps/reviews/dashboard?{param}={value}")),
+            &[&format!("'{param}'")],
+        );
     }
     // Without the /api prefix too.
-    assert_eq!(s.m.get("/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server").status, 200);
+    assert_eq!(
+        s.m.get("/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server").status,
+        200
+    );
 }
 
 #[test]
 fn app_dashboard_inbound_and_outbound() {
     let s = setup();
     let end = s.f.end();
-    let base = format!("/api/namespaces/bookinfo/apps/ratings/dashboard?queryTime={end}&duration=300&step=60");
+    let base = format!(
+        "/api/namespaces/bookinfo/apps/ratings/dashboard?queryTime={end}&duration=300&step=60"
+    );
     let d = get_json(&s.m, &format!("{base}&direction=inbound&quantiles[]=0.95"));
     assert_eq!(d["title"], "Inbound Metrics");
-    let charts: Vec<(&str, &str)> =
-        d["charts"].as_array().unwrap().iter().map(|c| (c["name"].as_str().unwrap(), c["unit"].as_str().unwrap())).collect();
+    let charts: Vec<(&str, &str)> = d["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["unit"].as_str().unwrap()))
+        .collect();
     assert_eq!(
         charts,
-        [("Request volume", "ops"), ("Request duration", "s"), ("Request size", "B"), ("Response size", "B"), ("TCP received", "bps"), ("TCP sent", "bps")]
+        [
+            ("Request volume", "ops"),
+            ("Request duration", "s"),
+            ("Request size", "B"),
+            ("Response size", "B"),
+            ("TCP received", "bps"),
+            ("TCP sent", "bps")
+        ]
     );
-    let aggs: Vec<&str> = d["aggregations"].as_array().unwrap().iter().map(|a| a["label"].as_str().unwrap()).collect();
+    let aggs: Vec<&str> = d["aggregations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["label"].as_str().unwrap())
+        .collect();
     assert_eq!(aggs, ["destination_version", "source_app", "source_version", "response_code"]);
-    let sel = r#"reporter="source",destination_workload_namespace="bookinfo",destination_app="ratings""#;
-    let last = assert_matches_promql(&s.prom, &chart(&d, "Request volume")["metric"], &format!("sum(rate(istio_requests_total{{{sel}}}[1m]))"));
+    let sel =
+        r#"reporter="source",destination_workload_namespace="bookinfo",destination_app="ratings""#;
+    let last = assert_matches_promql(
+        &s.prom,
+        &chart(&d, "Request volume")["metric"],
+        &format!("sum(rate(istio_requests_total{{{sel}}}[1m]))"),
+    );
     // reviews-v2 -> ratings http 3 req/s plus reviews-v3 -> ratings grpc 2 req/s.
     assert!(close(*last.values().next().unwrap(), 5.0), "{last:?}");
     let m = "istio_request_duration_milliseconds";
     let h = &chart(&d, "Request duration")["histogram"];
     // Seconds, from the milliseconds histogram.
-    assert_matches_promql(&s.prom, &h["avg"], &format!("sum(rate({m}_sum{{{sel}}}[1m])) / sum(rate({m}_count{{{sel}}}[1m])) / 1000"));
-    assert_matches_promql(&s.prom, &h["0.95"], &format!("histogram_quantile(0.95, sum by (le) (rate({m}_bucket{{{sel}}}[1m]))) / 1000"));
+    assert_matches_promql(
+        &s.prom,
+        &h["avg"],
+        &format!("sum(rate({m}_sum{{{sel}}}[1m])) / sum(rate({m}_count{{{sel}}}[1m])) / 1000"),
+    );
+    assert_matches_promql(
+        &s.prom,
+        &h["0.95"],
+        &format!("histogram_quantile(0.95, sum by (le) (rate({m}_bucket{{{sel}}}[1m]))) / 1000"),
+    );
 
     // gRPC only, reported by the destination.
-    let d = get_json(&s.m, &format!("{base}&direction=inbound&reporter=destination&requestProtocol=grpc"));
+    let d = get_json(
+        &s.m,
+        &format!("{base}&direction=inbound&reporter=destination&requestProtocol=grpc"),
+    );
     let sel = r#"reporter="destination",destination_workload_namespace="bookinfo",destination_app="ratings",request_protocol="grpc""#;
-    let last = assert_matches_promql(&s.prom, &chart(&d, "Request volume")["metric"], &format!("sum(rate(istio_requests_total{{{sel}}}[1m]))"));
+    let last = assert_matches_promql(
+        &s.prom,
+        &chart(&d, "Request volume")["metric"],
+        &format!("sum(rate(istio_requests_total{{{sel}}}[1m]))"),
+    );
     assert!(close(*last.values().next().unwrap(), 2.0), "{last:?}");
 
     // Outbound (the default): ratings talks TCP to mongodb.
@@ -313,16 +439,26 @@ fn app_dashboard_inbound_and_outbound() {
     );
     let mongo: Labels = [("destination_app".to_string(), "mongodb".to_string())].into();
     assert!(close(sent[&mongo], 2000.0), "{sent:?}");
-    assert_eq!(chart(&d, "Request volume")["metric"]["matrix"], serde_json::json!([]), "ratings sends no HTTP");
+    assert_eq!(
+        chart(&d, "Request volume")["metric"]["matrix"],
+        serde_json::json!([]),
+        "ratings sends no HTTP"
+    );
 }
 
 #[test]
 fn a_store_that_is_down_is_a_503() {
     // Without the answer cache, which would answer from memory for one TTL.
     let mut s = setup_with(&[("MESHLENS_METRICS__CACHE_TTL", "0s")]);
-    assert_eq!(s.m.get("/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server").status, 200);
+    assert_eq!(
+        s.m.get("/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server").status,
+        200
+    );
     s.prom.stop();
-    for path in ["/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server", "/api/namespaces/bookinfo/apps/reviews/dashboard"] {
+    for path in [
+        "/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server",
+        "/api/namespaces/bookinfo/apps/reviews/dashboard",
+    ] {
         let r = s.m.get(path);
         assert_eq!(r.status, 503, "{path}: {}", r.text());
         assert_eq!(r.json()["code"], 503);
@@ -336,15 +472,35 @@ fn a_store_that_is_down_is_a_503() {
 fn setup_with_duration_unit(unit: &str) -> (Setup, i64) {
     static NOW: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
     let now = *NOW.get_or_init(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
     });
     let end = (now + 1800).to_string();
-    (setup_over(fixture(&["--topology", "demo", "--minutes", "60", "--end", &end, "--duration-unit", unit]), &[]), now)
+    (
+        setup_over(
+            fixture(&[
+                "--topology",
+                "demo",
+                "--minutes",
+                "60",
+                "--end",
+                &end,
+                "--duration-unit",
+                unit,
+            ]),
+            &[],
+        ),
+        now,
+    )
 }
 
 /// Every value of every series of a MetricSeries, in order.
 fn all_values(series: &Value) -> Vec<f64> {
-    matrix(series).into_iter().flat_map(|(_, samples)| samples.into_iter().map(|(_, v)| v)).collect()
+    matrix(series)
+        .into_iter()
+        .flat_map(|(_, samples)| samples.into_iter().map(|(_, v)| v))
+        .collect()
 }
 
 fn assert_same_numbers(ms: &Value, s: &Value, what: &str) {
@@ -360,7 +516,9 @@ fn assert_same_numbers(ms: &Value, s: &Value, what: &str) {
 fn request_duration_is_in_seconds_whichever_histogram_the_store_holds() {
     let ((ms, end), (s, _)) = (setup_with_duration_unit("ms"), setup_with_duration_unit("s"));
     assert_eq!(ms.f.end(), s.f.end());
-    let app = format!("/api/namespaces/bookinfo/apps/ratings/dashboard?queryTime={end}&duration=300&step=60&direction=inbound&quantiles[]=0.5&quantiles[]=0.95");
+    let app = format!(
+        "/api/namespaces/bookinfo/apps/ratings/dashboard?queryTime={end}&duration=300&step=60&direction=inbound&quantiles[]=0.5&quantiles[]=0.95"
+    );
     let (a, b) = (get_json(&ms.m, &app), get_json(&s.m, &app));
     let (ca, cb) = (chart(&a, "Request duration"), chart(&b, "Request duration"));
     assert_eq!((&ca["unit"], &cb["unit"]), (&Value::from("s"), &Value::from("s")));
@@ -368,19 +526,33 @@ fn request_duration_is_in_seconds_whichever_histogram_the_store_holds() {
     // 0.5 and 1 ms), so averages, and quantiles above 5 ms, are the same numbers; a median of
     // a few milliseconds is interpolated in different buckets but is still in seconds.
     for stat in ["avg", "0.95"] {
-        assert_same_numbers(&ca["histogram"][stat], &cb["histogram"][stat], &format!("appDashboard {stat}"));
+        assert_same_numbers(
+            &ca["histogram"][stat],
+            &cb["histogram"][stat],
+            &format!("appDashboard {stat}"),
+        );
     }
-    for (x, y) in all_values(&ca["histogram"]["0.5"]).into_iter().zip(all_values(&cb["histogram"]["0.5"])) {
-        assert!(x / y > 0.5 && x / y < 2.0, "appDashboard median: milliseconds store {x}, seconds store {y}");
+    for (x, y) in
+        all_values(&ca["histogram"]["0.5"]).into_iter().zip(all_values(&cb["histogram"]["0.5"]))
+    {
+        assert!(
+            x / y > 0.5 && x / y < 2.0,
+            "appDashboard median: milliseconds store {x}, seconds store {y}"
+        );
     }
     // Seconds, not milliseconds: the demo's ratings answers in tens of milliseconds.
     let avg = all_values(&ca["histogram"]["avg"]);
     assert!(avg.iter().all(|v| *v > 0.001 && *v < 1.0), "{avg:?}");
 
-    let ns = format!("/api/namespaces/bookinfo/metrics?queryTime={end}&duration=300&step=60&filters[]=request_duration&quantiles[]=0.95&quantiles[]=0.99");
+    let ns = format!(
+        "/api/namespaces/bookinfo/metrics?queryTime={end}&duration=300&step=60&filters[]=request_duration&quantiles[]=0.95&quantiles[]=0.99"
+    );
     let (a, b) = (get_json(&ms.m, &ns), get_json(&s.m, &ns));
     for stat in ["avg", "0.95", "0.99"] {
-        let (x, y) = (&a["histograms"]["request_duration"][stat], &b["histograms"]["request_duration"][stat]);
+        let (x, y) = (
+            &a["histograms"]["request_duration"][stat],
+            &b["histograms"]["request_duration"][stat],
+        );
         assert_same_numbers(x, y, &format!("namespaceMetrics {stat}"));
     }
 }

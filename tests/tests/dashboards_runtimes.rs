@@ -15,7 +15,15 @@ use meshlens::{api::dashboards::app_runtimes, config::Config, state::AppState};
 async fn runtimes_from_annotations_else_from_one_discovery_query() {
     let (prom, plugins) = tokio::task::spawn_blocking(|| {
         let f = fixture(&["--topology", "demo", "--minutes", "30"]);
-        (PromServer::start(&f), plugin_dir(&["metrics-prometheus", "dashboards-builtin", "dashboards-folder", "dashboards-monitoring"]))
+        (
+            PromServer::start(&f),
+            plugin_dir(&[
+                "metrics-prometheus",
+                "dashboards-builtin",
+                "dashboards-folder",
+                "dashboards-monitoring",
+            ]),
+        )
     })
     .await
     .unwrap();
@@ -40,7 +48,8 @@ async fn runtimes_from_annotations_else_from_one_discovery_query() {
 
     // Annotated: no metric query at all.
     let before = sent();
-    let reviews = serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "reviews").await).unwrap();
+    let reviews =
+        serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "reviews").await).unwrap();
     assert_eq!(
         reviews,
         serde_json::json!([{"name": "Vert.x", "dashboardRefs": [{"template": "vertx-server", "title": "Vert.x Server Metrics"}]}])
@@ -48,10 +57,15 @@ async fn runtimes_from_annotations_else_from_one_discovery_query() {
     assert_eq!(sent(), before, "annotations need no query");
 
     // Discovered: one query for all templates, then the cache.
-    let ratings = serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "ratings").await).unwrap();
-    assert_eq!(ratings, serde_json::json!([{"name": "Go", "dashboardRefs": [{"template": "go", "title": "Go Metrics"}]}]));
+    let ratings =
+        serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "ratings").await).unwrap();
+    assert_eq!(
+        ratings,
+        serde_json::json!([{"name": "Go", "dashboardRefs": [{"template": "go", "title": "Go Metrics"}]}])
+    );
     assert_eq!(sent(), before + 1, "one discovery query for every template");
-    let again = serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "ratings").await).unwrap();
+    let again =
+        serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "ratings").await).unwrap();
     assert_eq!(again, ratings);
     assert_eq!(sent(), before + 1, "the second answer comes from the cache");
 

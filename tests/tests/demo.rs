@@ -24,28 +24,44 @@ fn install_script_and_demo_config_serve_the_demo_mesh() {
     installed.sort();
     let mut want: Vec<String> = BUNDLED
         .iter()
-        .map(|p| format!("{}{}{}", std::env::consts::DLL_PREFIX, p.replace('-', "_"), std::env::consts::DLL_SUFFIX))
+        .map(|p| {
+            format!(
+                "{}{}{}",
+                std::env::consts::DLL_PREFIX,
+                p.replace('-', "_"),
+                std::env::consts::DLL_SUFFIX
+            )
+        })
         .collect();
     want.sort();
     assert_eq!(installed, want);
 
-    let config = std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
+    let config =
+        std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
     let config = config.replace("port = 20001", "port = 0");
     let dirs = format!("[\"{}\"]", dir.display());
-    let m = Meshlens::start(&config, &[("MESHLENS_PLUGINS__DIRS", dirs.as_str())], vec![]).expect("the demo starts");
+    let m = Meshlens::start(&config, &[("MESHLENS_PLUGINS__DIRS", dirs.as_str())], vec![])
+        .expect("the demo starts");
     let status = m.get("/status").json();
     assert_eq!(status["warningMessages"], serde_json::json!([]), "{status}");
     // Traffic from the first request: the simulator starts with an hour of history.
     let graph = m.get("/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp").json();
     let nodes = graph["elements"]["nodes"].as_array().expect("nodes");
-    assert!(nodes.iter().any(|n| n["data"]["app"] == "reviews" && n["data"]["version"] == "v3"), "{graph}");
+    assert!(
+        nodes.iter().any(|n| n["data"]["app"] == "reviews" && n["data"]["version"] == "v3"),
+        "{graph}"
+    );
     assert!(graph["elements"]["edges"].as_array().is_some_and(|e| e.len() >= 8), "{graph}");
     let health = m.get("/api/namespaces/bookinfo/health").json();
-    assert!(health["productpage"]["requests"]["errorRatio"].as_f64().is_some_and(|r| r >= 0.0), "{health}");
+    assert!(
+        health["productpage"]["requests"]["errorRatio"].as_f64().is_some_and(|r| r >= 0.0),
+        "{health}"
+    );
 
     // The topology and the manifests describe one mesh: every simulated workload exists
     // with its app and version, and nothing the manifests deploy is left out.
-    let topology = Topology::load(&workspace_root().join("config/demo/topology.toml")).expect("topology");
+    let topology =
+        Topology::load(&workspace_root().join("config/demo/topology.toml")).expect("topology");
     for ns in ["bookinfo", "istio-system"] {
         let list = m.get(&format!("/api/namespaces/{ns}/workloads")).json();
         let mut deployed: Vec<String> = list["workloads"]
@@ -55,7 +71,12 @@ fn install_script_and_demo_config_serve_the_demo_mesh() {
             .filter_map(|w| w["name"].as_str().map(String::from))
             .collect();
         deployed.sort();
-        let mut simulated: Vec<String> = topology.workload.iter().filter(|w| w.namespace == ns).map(|w| w.name.clone()).collect();
+        let mut simulated: Vec<String> = topology
+            .workload
+            .iter()
+            .filter(|w| w.namespace == ns)
+            .map(|w| w.name.clone())
+            .collect();
         simulated.sort();
         assert_eq!(simulated, deployed, "{ns}");
         for w in topology.workload.iter().filter(|w| w.namespace == ns) {

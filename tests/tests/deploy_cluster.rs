@@ -66,7 +66,11 @@ async fn cluster() -> Cluster {
     let pod = InCluster::start(&api, TOKEN).await;
     let mixer = tempfile::tempdir().expect("temp dir");
     let file = mixer.path().join("mixer.json");
-    std::fs::write(&file, json!({"apiVersion": "v1", "kind": "List", "items": mixer_objects()}).to_string()).expect("write");
+    std::fs::write(
+        &file,
+        json!({"apiVersion": "v1", "kind": "List", "items": mixer_objects()}).to_string(),
+    )
+    .expect("write");
     let mut snapshot = paths;
     snapshot.push(file);
     Cluster { api, rbac, pod, prom: PromServer::start(&fixture(ARGS)), snapshot, _mixer: mixer }
@@ -74,9 +78,14 @@ async fn cluster() -> Cluster {
 
 /// The ConfigMap's config with the Prometheus URL and the plugin folder replaced.
 fn deploy_config(prom: &PromServer, plugins: &std::path::Path) -> String {
-    let text = std::fs::read_to_string(workspace_root().join("deploy/kubernetes/meshlens.toml")).expect("meshlens.toml");
-    assert!(text.contains("\"http://prometheus.istio-system:9090\"") && text.contains("\"/usr/lib/meshlens/plugins\""));
-    text.replace("http://prometheus.istio-system:9090", &prom.url()).replace("/usr/lib/meshlens/plugins", &plugins.display().to_string())
+    let text = std::fs::read_to_string(workspace_root().join("deploy/kubernetes/meshlens.toml"))
+        .expect("meshlens.toml");
+    assert!(
+        text.contains("\"http://prometheus.istio-system:9090\"")
+            && text.contains("\"/usr/lib/meshlens/plugins\"")
+    );
+    text.replace("http://prometheus.istio-system:9090", &prom.url())
+        .replace("/usr/lib/meshlens/plugins", &plugins.display().to_string())
 }
 
 impl Cluster {
@@ -91,22 +100,27 @@ impl Cluster {
         env.push(("MESHLENS_AUTH__PASSWORD".into(), PASSWORD.into()));
         env.extend(extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        Meshlens::start(&cfg, &env, vec![plugins]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+        Meshlens::start(&cfg, &env, vec![plugins])
+            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
     }
 
     /// The same config on a snapshot of the same objects: what every answer should be.
     fn snapshot_replica(&self) -> Meshlens {
         let plugins = plugin_dir(BUNDLED);
-        let list: Vec<String> = self.snapshot.iter().map(|p| format!("{:?}", p.display().to_string())).collect();
-        let cfg = deploy_config(&self.prom, plugins.path())
-            .replace("source = \"kube\"", &format!("source = \"snapshot\"\nsnapshot = [{}]", list.join(", ")));
+        let list: Vec<String> =
+            self.snapshot.iter().map(|p| format!("{:?}", p.display().to_string())).collect();
+        let cfg = deploy_config(&self.prom, plugins.path()).replace(
+            "source = \"kube\"",
+            &format!("source = \"snapshot\"\nsnapshot = [{}]", list.join(", ")),
+        );
         let env = [
             ("MESHLENS_SERVER__ADDRESS", "127.0.0.1"),
             ("MESHLENS_SERVER__PORT", "0"),
             ("MESHLENS_AUTH__SIGNING_KEY", SIGNING_KEY),
             ("MESHLENS_AUTH__PASSWORD", PASSWORD),
         ];
-        Meshlens::start(&cfg, &env, vec![plugins]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+        Meshlens::start(&cfg, &env, vec![plugins])
+            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
     }
 }
 
@@ -117,14 +131,22 @@ fn get(m: &Meshlens, path: &str) -> (u16, Value) {
 }
 
 fn names(v: &Value, list: &str, field: &str) -> Vec<String> {
-    v[list].as_array().map(|a| a.iter().filter_map(|x| x[field].as_str().map(str::to_string)).collect()).unwrap_or_default()
+    v[list]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x[field].as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
 }
 
 /// Every operation that reads the cluster, for every namespace, app, workload and service
 /// the reference run knows, plus a namespace that does not exist.
 fn operations(reference: &Meshlens) -> Vec<String> {
     let (_, nss) = get(reference, "/api/namespaces");
-    let mut ns: Vec<String> = nss.as_array().expect("namespace list").iter().filter_map(|n| n["name"].as_str().map(str::to_string)).collect();
+    let mut ns: Vec<String> = nss
+        .as_array()
+        .expect("namespace list")
+        .iter()
+        .filter_map(|n| n["name"].as_str().map(str::to_string))
+        .collect();
     let graph_ns = ns.join(",");
     ns.push("missing".into());
     let end = fixture(ARGS).end();
@@ -140,9 +162,13 @@ fn operations(reference: &Meshlens) -> Vec<String> {
         for a in names(&apps, "applications", "name") {
             out.push(format!("/api/namespaces/{n}/apps/{a}"));
             out.push(format!("/api/namespaces/{n}/apps/{a}/health"));
-            out.push(format!("/api/namespaces/{n}/applications/{a}/graph?queryTime={end}&duration=600s"));
+            out.push(format!(
+                "/api/namespaces/{n}/applications/{a}/graph?queryTime={end}&duration=600s"
+            ));
             let (_, details) = get(reference, &format!("/api/namespaces/{n}/apps/{a}"));
-            for s in details["serviceNames"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            for s in
+                details["serviceNames"].as_array().into_iter().flatten().filter_map(Value::as_str)
+            {
                 out.push(format!("/api/namespaces/{n}/services/{s}/health"));
                 out.push(format!("/api/namespaces/{n}/services/{s}/mesh_validations"));
             }
@@ -160,14 +186,21 @@ fn operations(reference: &Meshlens) -> Vec<String> {
 fn first_difference(m: &Meshlens, want: &BTreeMap<String, (u16, Value)>) -> Option<String> {
     want.iter().find_map(|(path, expected)| {
         let got = get(m, path);
-        (&got != expected).then(|| format!("{path}: {} {}", got.0, got.1.to_string().chars().take(300).collect::<String>()))
+        (&got != expected).then(|| {
+            format!("{path}: {} {}", got.0, got.1.to_string().chars().take(300).collect::<String>())
+        })
     })
 }
 
 fn warnings(m: &Meshlens) -> Vec<String> {
     let (status, body) = get(m, "/api/status");
     assert_eq!(status, 200);
-    body["warningMessages"].as_array().expect("warningMessages").iter().map(|w| w.to_string()).collect()
+    body["warningMessages"]
+        .as_array()
+        .expect("warningMessages")
+        .iter()
+        .map(|w| w.to_string())
+        .collect()
 }
 
 /// Waits (bounded) until the API server has refused something meshlens asked for.
@@ -187,12 +220,21 @@ async fn with_the_deploy_role_every_operation_answers_and_any_narrower_role_brea
     let c = cluster().await;
     let reference = c.snapshot_replica();
     let ops = operations(&reference);
-    let want: BTreeMap<String, (u16, Value)> = ops.iter().map(|p| (p.clone(), get(&reference, p))).collect();
+    let want: BTreeMap<String, (u16, Value)> =
+        ops.iter().map(|p| (p.clone(), get(&reference, p))).collect();
     assert!(want.len() > 60, "{} operations", want.len());
-    let failed: Vec<&String> = want.iter().filter(|(p, (s, _))| *s != 200 && !p.contains("/missing/")).map(|(p, _)| p).collect();
+    let failed: Vec<&String> = want
+        .iter()
+        .filter(|(p, (s, _))| *s != 200 && !p.contains("/missing/"))
+        .map(|(p, _)| p)
+        .collect();
     assert!(failed.is_empty(), "{failed:?}");
     let (_, mesh) = &want["/api/namespaces/bookinfo/mesh"];
-    assert_eq!(mesh["quotaSpecs"].as_array().map(Vec::len), Some(1), "the Mixer objects are part of the answers");
+    assert_eq!(
+        mesh["quotaSpecs"].as_array().map(Vec::len),
+        Some(1),
+        "the Mixer objects are part of the answers"
+    );
     let (_, graph) = &want[&ops[1]];
     assert!(graph["elements"]["nodes"].as_array().is_some_and(|n| n.len() > 5), "{graph}");
 
@@ -202,7 +244,11 @@ async fn with_the_deploy_role_every_operation_answers_and_any_narrower_role_brea
     assert_eq!(warnings(&m), Vec::<String>::new());
     assert_eq!(c.rbac.denied(), Vec::<String>::new());
     let refusal = |l: &String| l.contains("forbidden") || l.contains("no access");
-    let refused_lines: Vec<String> = m.logs.lock().map(|l| l.iter().filter(|l| refusal(l)).cloned().collect()).unwrap_or_default();
+    let refused_lines: Vec<String> = m
+        .logs
+        .lock()
+        .map(|l| l.iter().filter(|l| refusal(l)).cloned().collect())
+        .unwrap_or_default();
     assert_eq!(refused_lines, Vec::<String>::new());
     drop(m);
 
@@ -216,9 +262,17 @@ async fn with_the_deploy_role_every_operation_answers_and_any_narrower_role_brea
             narrower.push((format!("without {r} ({:?})", rule.api_groups), rs));
         }
     }
-    let verbs: std::collections::BTreeSet<String> = rules.iter().flat_map(|r| r.verbs.clone()).collect();
+    let verbs: std::collections::BTreeSet<String> =
+        rules.iter().flat_map(|r| r.verbs.clone()).collect();
     for v in &verbs {
-        let rs = rules.iter().cloned().map(|mut r| { r.verbs.retain(|x| x != v); r }).collect();
+        let rs = rules
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.verbs.retain(|x| x != v);
+                r
+            })
+            .collect();
         narrower.push((format!("without verb {v}"), rs));
     }
     assert_eq!(narrower.len(), 21, "19 resources and 2 verbs");

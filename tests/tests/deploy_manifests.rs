@@ -24,7 +24,8 @@ fn read(path: &std::path::Path) -> String {
 }
 
 fn kustomization() -> Value {
-    serde_saphyr::from_str(&read(&kube_dir().join("kustomization.yaml"))).expect("kustomization.yaml parses")
+    serde_saphyr::from_str(&read(&kube_dir().join("kustomization.yaml")))
+        .expect("kustomization.yaml parses")
 }
 
 /// Every document of the kustomization: its resources, then the generated ConfigMaps.
@@ -33,7 +34,8 @@ fn documents() -> Vec<(String, Value)> {
     let mut out = Vec::new();
     for r in k["resources"].as_array().expect("resources") {
         let file = r.as_str().expect("resource file");
-        let docs: Vec<Value> = serde_saphyr::from_multiple(&read(&kube_dir().join(file))).expect("YAML");
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple(&read(&kube_dir().join(file))).expect("YAML");
         out.extend(docs.into_iter().filter(|d| !d.is_null()).map(|d| (file.to_string(), d)));
     }
     for g in k["configMapGenerator"].as_array().expect("configMapGenerator") {
@@ -67,7 +69,8 @@ struct Manifests {
 }
 
 fn manifests() -> Manifests {
-    let (mut account, mut role, mut binding, mut config, mut deployment, mut service) = (None, None, None, None, None, None);
+    let (mut account, mut role, mut binding, mut config, mut deployment, mut service) =
+        (None, None, None, None, None, None);
     for (file, doc) in documents() {
         let kind = doc["kind"].as_str().unwrap_or_default();
         match kind {
@@ -95,7 +98,12 @@ fn manifests() -> Manifests {
 fn every_manifest_parses_into_its_type_and_every_file_is_listed() {
     let m = manifests();
     assert!(m.role.rules.as_ref().is_some_and(|r| !r.is_empty()));
-    let listed: Vec<String> = kustomization()["resources"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect();
+    let listed: Vec<String> = kustomization()["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect();
     let mut on_disk: Vec<String> = std::fs::read_dir(kube_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -115,7 +123,12 @@ fn container(d: &Deployment) -> &Container {
 }
 
 fn toml_config(m: &Manifests) -> toml::Table {
-    let text = m.config.data.as_ref().and_then(|d| d.get("meshlens.toml")).expect("meshlens.toml in the ConfigMap");
+    let text = m
+        .config
+        .data
+        .as_ref()
+        .and_then(|d| d.get("meshlens.toml"))
+        .expect("meshlens.toml in the ConfigMap");
     text.parse().expect("meshlens.toml is TOML")
 }
 
@@ -146,16 +159,21 @@ fn ports_probes_paths_and_names_agree() {
     let cport = c.ports.as_ref().and_then(|p| p.first()).expect("container port");
     assert_eq!(i64::from(cport.container_port), port);
     let named = |p: &IntOrString| match p {
-        IntOrString::String(n) => assert_eq!(Some(n), cport.name.as_ref(), "ports refer to the container port by name"),
+        IntOrString::String(n) => {
+            assert_eq!(Some(n), cport.name.as_ref(), "ports refer to the container port by name")
+        }
         IntOrString::Int(i) => assert_eq!(i64::from(*i), port),
     };
-    let live = c.liveness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("liveness httpGet");
-    let ready = c.readiness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("readiness httpGet");
+    let live =
+        c.liveness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("liveness httpGet");
+    let ready =
+        c.readiness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("readiness httpGet");
     assert_eq!(live.path.as_deref(), Some("/healthz"));
     assert_eq!(ready.path.as_deref(), Some("/ready"));
     named(&live.port);
     named(&ready.port);
-    let svc_port = &m.service.spec.as_ref().and_then(|s| s.ports.as_ref()).expect("service ports")[0];
+    let svc_port =
+        &m.service.spec.as_ref().and_then(|s| s.ports.as_ref()).expect("service ports")[0];
     named(svc_port.target_port.as_ref().expect("targetPort"));
 
     // Scrape annotations point at the served port and /metrics below web_root.
@@ -164,14 +182,22 @@ fn ports_probes_paths_and_names_agree() {
     assert_eq!(ann.get("prometheus.io/scrape").map(String::as_str), Some("true"));
     assert_eq!(ann.get("prometheus.io/port"), Some(&port.to_string()));
     let web_root = cfg["server"]["web_root"].as_str().unwrap_or("/");
-    assert_eq!(ann.get("prometheus.io/path"), Some(&format!("{}metrics", web_root)));
+    assert_eq!(ann.get("prometheus.io/path"), Some(&format!("{web_root}metrics")));
 
     // Selectors pick the template's labels.
     let labels = tmpl.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
-    let dsel = m.deployment.spec.as_ref().and_then(|s| s.selector.match_labels.clone()).unwrap_or_default();
+    let dsel = m
+        .deployment
+        .spec
+        .as_ref()
+        .and_then(|s| s.selector.match_labels.clone())
+        .unwrap_or_default();
     let ssel = m.service.spec.as_ref().and_then(|s| s.selector.clone()).unwrap_or_default();
     for sel in [&dsel, &ssel] {
-        assert!(!sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v)), "{sel:?} vs {labels:?}");
+        assert!(
+            !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v)),
+            "{sel:?} vs {labels:?}"
+        );
     }
 
     // Service account, role and binding name each other.
@@ -185,19 +211,41 @@ fn ports_probes_paths_and_names_agree() {
     assert_eq!(subject.namespace, m.account.metadata.namespace);
 
     // The config file is mounted where the container file and the args put it.
-    let mount = c.volume_mounts.as_ref().and_then(|v| v.iter().find(|v| v.name == "config")).expect("config mount");
+    let mount = c
+        .volume_mounts
+        .as_ref()
+        .and_then(|v| v.iter().find(|v| v.name == "config"))
+        .expect("config mount");
     let path = format!("{}/meshlens.toml", mount.mount_path);
-    assert_eq!(c.args.as_deref(), Some(&["serve".to_string(), "--config".into(), path.clone()][..]));
-    let vol = pod.volumes.as_ref().and_then(|v| v.iter().find(|v| v.name == "config")).expect("config volume");
-    assert_eq!(vol.config_map.as_ref().map(|c| c.name.clone()), Some(m.config.metadata.name.clone().unwrap_or_default()));
+    assert_eq!(
+        c.args.as_deref(),
+        Some(&["serve".to_string(), "--config".into(), path.clone()][..])
+    );
+    let vol = pod
+        .volumes
+        .as_ref()
+        .and_then(|v| v.iter().find(|v| v.name == "config"))
+        .expect("config volume");
+    assert_eq!(
+        vol.config_map.as_ref().map(|c| c.name.clone()),
+        Some(m.config.metadata.name.clone().unwrap_or_default())
+    );
     let lines = containerfile();
-    assert!(lines.iter().any(|l| l == &format!("COPY deploy/kubernetes/meshlens.toml {path}")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l == &format!("COPY deploy/kubernetes/meshlens.toml {path}")),
+        "{lines:?}"
+    );
     assert!(lines.iter().any(|l| l.contains(&format!("\"--config\", \"{path}\""))), "{lines:?}");
 
     // Plugins: the folder the config scans is the one the image fills, with every bundled plugin.
     let dirs = cfg["plugins"]["dirs"].as_array().expect("plugins.dirs");
     let plugin_dir = dirs[0].as_str().expect("a folder");
-    assert!(lines.iter().any(|l| l == &format!("COPY --from=build /src/target/release/plugins/ {plugin_dir}/")), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == &format!("COPY --from=build /src/target/release/plugins/ {plugin_dir}/")),
+        "{lines:?}"
+    );
     let build = lines.iter().find(|l| l.starts_with("RUN cargo build")).expect("cargo build line");
     for p in BUNDLED {
         assert!(build.contains(&format!("-p {p} ")), "the image builds {p}");
@@ -211,22 +259,34 @@ fn ports_probes_paths_and_names_agree() {
     let csc = c.security_context.as_ref().expect("container securityContext");
     assert_eq!(csc.read_only_root_filesystem, Some(true));
     assert_eq!(csc.allow_privilege_escalation, Some(false));
-    assert_eq!(csc.capabilities.as_ref().and_then(|c| c.drop.clone()), Some(vec!["ALL".to_string()]));
+    assert_eq!(
+        csc.capabilities.as_ref().and_then(|c| c.drop.clone()),
+        Some(vec!["ALL".to_string()])
+    );
     assert!(lines.iter().any(|l| l == &format!("EXPOSE {port}")));
-    assert!(lines.iter().any(|l| l.starts_with("FROM debian:") && l.ends_with("-slim")), "Debian slim runtime");
+    assert!(
+        lines.iter().any(|l| l.starts_with("FROM debian:") && l.ends_with("-slim")),
+        "Debian slim runtime"
+    );
 
     // The drain (5 s grace + 20 s) ends before the kubelet's SIGKILL.
     assert!(pod.termination_grace_period_seconds.is_some_and(|s| s >= 25));
     assert_eq!(m.deployment.spec.as_ref().and_then(|s| s.replicas), Some(2));
     let res = c.resources.as_ref().expect("resources");
     for what in [&res.requests, &res.limits] {
-        assert!(what.as_ref().is_some_and(|r| r.contains_key("memory")), "memory request and limit");
+        assert!(
+            what.as_ref().is_some_and(|r| r.contains_key("memory")),
+            "memory request and limit"
+        );
     }
 
     // Secrets only come from the Secret, by the config keys' variable names.
     let env = c.env.as_ref().expect("env");
-    let from_secret: Vec<&str> =
-        env.iter().filter(|e| e.value_from.as_ref().and_then(|v| v.secret_key_ref.as_ref()).is_some()).map(|e| e.name.as_str()).collect();
+    let from_secret: Vec<&str> = env
+        .iter()
+        .filter(|e| e.value_from.as_ref().and_then(|v| v.secret_key_ref.as_ref()).is_some())
+        .map(|e| e.name.as_str())
+        .collect();
     assert_eq!(from_secret, ["MESHLENS_AUTH__SIGNING_KEY", "MESHLENS_AUTH__PASSWORD"]);
     assert!(env.iter().all(|e| e.value.is_none()), "no literal values in env");
 }

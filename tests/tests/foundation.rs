@@ -48,9 +48,17 @@ fn unknown_paths_are_404_and_other_methods_405_with_the_error_body() {
     let m = start(ANON);
     for path in ["/nope", "/api/nope", "/api/namespaces/x/unknown/thing", "/apis/status"] {
         let body = assert_error(&m.get(path), 404);
-        assert!(!body["message"].as_str().unwrap_or_default().contains("unknown/thing"), "no echo of the path");
+        assert!(
+            !body["message"].as_str().unwrap_or_default().contains("unknown/thing"),
+            "no echo of the path"
+        );
     }
-    let r = integration_tests::server::request(&m.addr, "POST", "/api/status", &[("Content-Length", "0")]);
+    let r = integration_tests::server::request(
+        &m.addr,
+        "POST",
+        "/api/status",
+        &[("Content-Length", "0")],
+    );
     assert_error(&r, 405);
     assert!(r.header("allow").is_some_and(|a| a.contains("GET")));
     let r = integration_tests::server::request(&m.addr, "DELETE", "/namespaces/x/workloads", &[]);
@@ -75,14 +83,27 @@ fn start_err(config: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
 #[test]
 fn config_errors_stop_start_up_naming_the_key() {
     let cases = [
-        ("[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\nbogus_key = 1\n".to_string(), "auth.bogus_key"),
-        ("[server]\nport = \"eighty\"\n[auth]\nstrategy = \"anonymous\"\n".to_string(), "server.port"),
-        ("[server]\nport = 0\nrequest_timeout = \"soon\"\n[auth]\nstrategy = \"anonymous\"\n".to_string(), "server.request_timeout"),
+        (
+            "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\nbogus_key = 1\n".to_string(),
+            "auth.bogus_key",
+        ),
+        (
+            "[server]\nport = \"eighty\"\n[auth]\nstrategy = \"anonymous\"\n".to_string(),
+            "server.port",
+        ),
+        (
+            "[server]\nport = 0\nrequest_timeout = \"soon\"\n[auth]\nstrategy = \"anonymous\"\n"
+                .to_string(),
+            "server.request_timeout",
+        ),
         ("[server]\nport = 0\n[auth]\nstrategy = \"login\"\n".to_string(), "auth.password"),
         (login("signing_key = \"too-short\"\n"), "auth.signing_key"),
         (format!("{ANON}[unknown_section]\nx = 1\n"), "unknown_section"),
         (format!("{ANON}[metrics]\nbackend = \"prometheus\"\nbogus = 2\n"), "metrics.bogus"),
-        (ANON.replace("[cluster]\n", "[cluster]\nexclude_namespaces = [\"(\"]\n"), "cluster.exclude_namespaces"),
+        (
+            ANON.replace("[cluster]\n", "[cluster]\nexclude_namespaces = [\"(\"]\n"),
+            "cluster.exclude_namespaces",
+        ),
     ];
     for (config, key) in cases {
         let (code, stderr) = start_err(&config, &[]);
@@ -99,8 +120,12 @@ fn environment_overrides_the_file() {
     // The file asks for login without a password (an error) and a privileged port;
     // the environment fixes both.
     let file = "[server]\nport = 1\n[auth]\nstrategy = \"login\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n";
-    let m = Meshlens::start(file, &[("MESHLENS_SERVER__PORT", "0"), ("MESHLENS_AUTH__STRATEGY", "anonymous")], vec![])
-        .expect("env overrides apply");
+    let m = Meshlens::start(
+        file,
+        &[("MESHLENS_SERVER__PORT", "0"), ("MESHLENS_AUTH__STRATEGY", "anonymous")],
+        vec![],
+    )
+    .expect("env overrides apply");
     assert!(!m.addr.ends_with(":1"));
     assert_eq!(m.get("/api/grafana").status, 503, "anonymous: no credentials needed");
 }
@@ -128,7 +153,10 @@ fn token_is_issued_for_basic_credentials_and_opens_other_operations() {
     assert!(parts[4].starts_with("m=+") && parts[4].contains('.'), "{exp}");
     let bearer = format!("Bearer {token}");
     assert_eq!(m.get_with("/api/grafana", &[("Authorization", &bearer)]).status, 200);
-    assert_eq!(m.get_with("/api/grafana", &[("Authorization", &basic_auth("alice", "pa55word"))]).status, 200);
+    assert_eq!(
+        m.get_with("/api/grafana", &[("Authorization", &basic_auth("alice", "pa55word"))]).status,
+        200
+    );
     // / and /status need nothing.
     assert_eq!(m.get("/api/status").status, 200);
     assert_eq!(m.get("/").status, 200);
@@ -136,13 +164,16 @@ fn token_is_issued_for_basic_credentials_and_opens_other_operations() {
 
 #[test]
 fn every_401_case_has_the_error_body_and_www_authenticate() {
-    let m = start(&login("signing_key = \"0123456789abcdef0123456789abcdef\"\ntoken_lifetime = \"1s\"\n"));
+    let m = start(&login(
+        "signing_key = \"0123456789abcdef0123456789abcdef\"\ntoken_lifetime = \"1s\"\n",
+    ));
     let other = start(&login("signing_key = \"fedcba9876543210fedcba9876543210\"\n"));
     let good = token_of(&m);
     let foreign = token_of(&other);
     let parts: Vec<&str> = good.split('.').collect();
     // Same header and signature, payload changed to another user with a later expiry.
-    let tampered = format!("{}.eyJ1c2VybmFtZSI6InJvb3QiLCJleHAiOjk5OTk5OTk5OTl9.{}", parts[0], parts[2]);
+    let tampered =
+        format!("{}.eyJ1c2VybmFtZSI6InJvb3QiLCJleHAiOjk5OTk5OTk5OTl9.{}", parts[0], parts[2]);
     // {"alg":"none","typ":"JWT"} with the real payload and no signature.
     let unsigned = format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{}.", parts[1]);
     let cases: Vec<(&str, Option<String>)> = vec![
@@ -157,7 +188,8 @@ fn every_401_case_has_the_error_body_and_www_authenticate() {
         ("unknown scheme", Some("Digest abc".into())),
     ];
     for (what, header) in &cases {
-        let headers: Vec<(&str, &str)> = header.iter().map(|h| ("Authorization", h.as_str())).collect();
+        let headers: Vec<(&str, &str)> =
+            header.iter().map(|h| ("Authorization", h.as_str())).collect();
         let r = m.get_with("/api/grafana", &headers);
         assert_error(&r, 401);
         assert!(r.header("www-authenticate").is_some(), "{what}: no WWW-Authenticate");
@@ -173,13 +205,21 @@ fn every_401_case_has_the_error_body_and_www_authenticate() {
 
 #[test]
 fn grafana_descriptor_status_codes() {
-    let off = start(&format!("{ANON}[external_services.grafana]\nurl = \"http://g:3000\"\ndisplay_link = false\n"));
+    let off = start(&format!(
+        "{ANON}[external_services.grafana]\nurl = \"http://g:3000\"\ndisplay_link = false\n"
+    ));
     let r = off.get("/api/grafana");
     assert_eq!(r.status, 204);
     assert!(r.body.is_empty());
     assert_error(&start(ANON).get("/api/grafana"), 503);
-    assert_error(&start(&format!("{ANON}[external_services.grafana]\nurl = \"grafana:3000/x\"\n")).get("/api/grafana"), 503);
-    let ok = start(&format!("{ANON}[external_services.grafana]\nurl = \"https://grafana.example:3000\"\nvar_service = \"var-svc\"\n"));
+    assert_error(
+        &start(&format!("{ANON}[external_services.grafana]\nurl = \"grafana:3000/x\"\n"))
+            .get("/api/grafana"),
+        503,
+    );
+    let ok = start(&format!(
+        "{ANON}[external_services.grafana]\nurl = \"https://grafana.example:3000\"\nvar_service = \"var-svc\"\n"
+    ));
     let v = ok.get("/api/grafana").json();
     assert_eq!(v["url"], "https://grafana.example:3000");
     assert_eq!(v["varNamespace"], "var-namespace");
@@ -188,13 +228,23 @@ fn grafana_descriptor_status_codes() {
     assert!(v["serviceDashboardPath"].is_string() && v["workloadDashboardPath"].is_string());
     // Grafana appears in /status when configured.
     let status = ok.get("/status").json();
-    assert!(status["externalServices"].as_array().unwrap().iter().any(|s| s["name"] == "Grafana" && s["url"] == "https://grafana.example:3000"));
+    assert!(
+        status["externalServices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "Grafana" && s["url"] == "https://grafana.example:3000")
+    );
 }
 
 #[test]
 fn tracing_descriptor_status_codes() {
     assert_error(&start(ANON).get("/api/jaeger"), 404);
-    assert_error(&start(&format!("{ANON}[external_services.tracing]\nurl = \"jaeger-query\"\n")).get("/api/jaeger"), 406);
+    assert_error(
+        &start(&format!("{ANON}[external_services.tracing]\nurl = \"jaeger-query\"\n"))
+            .get("/api/jaeger"),
+        406,
+    );
     let m = start(&format!("{ANON}[external_services.tracing]\nurl = \"http://jaeger:16686\"\n"));
     assert_eq!(m.get("/api/jaeger").json(), serde_json::json!({"url": "http://jaeger:16686"}));
 }
@@ -206,30 +256,49 @@ fn plugins_config(dir: &std::path::Path) -> String {
 #[test]
 fn refused_libraries_are_reported_and_the_service_keeps_serving() {
     let dir = plugin_dir(&["wrong-api", "dup-one"]);
-    std::fs::write(dir.path().join(format!("{}notaplugin{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)), b"just text")
-        .unwrap();
+    std::fs::write(
+        dir.path().join(format!(
+            "{}notaplugin{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        )),
+        b"just text",
+    )
+    .unwrap();
     let config = plugins_config(dir.path());
     let m = start(&config);
     let warnings = m.get("/status").json()["warningMessages"].clone();
     let text = warnings.to_string();
     assert!(text.contains("libwrong_api"), "{text}");
-    assert!(text.contains("0.0.9") && text.contains(plugin_api::API_VERSION), "both versions named: {text}");
+    assert!(
+        text.contains("0.0.9") && text.contains(plugin_api::API_VERSION),
+        "both versions named: {text}"
+    );
     assert!(text.contains("notaplugin"), "{text}");
     assert!(!text.contains("libdup_one"), "dup-one loads fine: {text}");
 
     // `meshlens plugins` prints the same picture.
     let mut file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
     std::io::Write::write_all(&mut file, config.as_bytes()).unwrap();
-    let out = std::process::Command::new(binary()).arg("plugins").arg("--config").arg(file.path()).output().unwrap();
+    let out = std::process::Command::new(binary())
+        .arg("plugins")
+        .arg("--config")
+        .arg(file.path())
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let table = String::from_utf8_lossy(&out.stdout);
     let header = table.lines().next().unwrap_or_default();
     for col in ["NAME", "KIND", "VERSION", "FILE"] {
         assert!(header.contains(col), "{table}");
     }
-    let dup_line = table.lines().find(|l| l.starts_with("duplicate")).unwrap_or_else(|| panic!("{table}"));
+    let dup_line =
+        table.lines().find(|l| l.starts_with("duplicate")).unwrap_or_else(|| panic!("{table}"));
     assert!(dup_line.contains("appender") && dup_line.contains("libdup_one"), "{dup_line}");
-    assert!(table.contains("REFUSED") && table.contains("0.0.9") && table.contains("notaplugin"), "{table}");
+    assert!(
+        table.contains("REFUSED") && table.contains("0.0.9") && table.contains("notaplugin"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -237,13 +306,19 @@ fn two_components_with_one_name_stop_start_up_naming_both_files() {
     let dir = plugin_dir(&["dup-one", "dup-two"]);
     let (code, stderr) = start_err(&plugins_config(dir.path()), &[]);
     assert_eq!(code, Some(2));
-    assert!(stderr.contains("libdup_one") && stderr.contains("libdup_two") && stderr.contains("duplicate"), "{stderr}");
+    assert!(
+        stderr.contains("libdup_one")
+            && stderr.contains("libdup_two")
+            && stderr.contains("duplicate"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_panicking_plugin_does_not_take_the_host_down() {
     let dir = plugin_dir(&["panicking"]);
-    let mut m = start(&format!("{}[metrics]\nbackend = \"panicking\"\n", plugins_config(dir.path())));
+    let mut m =
+        start(&format!("{}[metrics]\nbackend = \"panicking\"\n", plugins_config(dir.path())));
     // The backend panics in status(): the entry shows an unknown version, the request succeeds.
     for _ in 0..3 {
         let v = m.get("/status").json();
@@ -300,7 +375,11 @@ fn swagger_document_is_served_and_every_documented_path_is_routed() {
             .join("/");
         let r = m.get(&format!("/api{concrete}"));
         if r.status == 404 {
-            assert_ne!(r.json()["message"], "no such operation", "{path} is documented but not routed");
+            assert_ne!(
+                r.json()["message"],
+                "no such operation",
+                "{path} is documented but not routed"
+            );
         }
     }
 }
@@ -329,9 +408,17 @@ fn an_unsupported_mesh_version_is_a_status_warning() {
         );
         let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
         let v = m.get("/api/status").json();
-        let istio = v["externalServices"].as_array().unwrap().iter().find(|s| s["name"] == "Istio").cloned();
+        let istio = v["externalServices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "Istio")
+            .cloned();
         assert_eq!(istio.map(|s| s["version"].clone()), Some(serde_json::json!(tag)), "{v}");
-        let warning = v["warningMessages"].as_array().unwrap().iter().any(|w| w.as_str().is_some_and(|w| w.contains("not supported") && w.contains(tag)));
+        let warning =
+            v["warningMessages"].as_array().unwrap().iter().any(|w| {
+                w.as_str().is_some_and(|w| w.contains("not supported") && w.contains(tag))
+            });
         assert_eq!(warning, warned, "{tag}: {v}");
     }
 }

@@ -29,8 +29,16 @@ fn example_library() -> PathBuf {
             .env_remove("RUSTFLAGS")
             .output()
             .expect("run cargo build for the example");
-        assert!(out.status.success(), "example build failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let file = format!("{}example_error_threshold{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+        assert!(
+            out.status.success(),
+            "example build failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let file = format!(
+            "{}example_error_threshold{}",
+            std::env::consts::DLL_PREFIX,
+            std::env::consts::DLL_SUFFIX
+        );
         let lib = target.join("debug").join(file);
         assert!(lib.is_file(), "{} was not built", lib.display());
         lib
@@ -38,10 +46,14 @@ fn example_library() -> PathBuf {
     .clone()
 }
 
-fn start(prom: &PromServer, appender_table: &str) -> Result<Meshlens, integration_tests::server::StartFailure> {
+fn start(
+    prom: &PromServer,
+    appender_table: &str,
+) -> Result<Meshlens, integration_tests::server::StartFailure> {
     let dir = plugin_dir(BUNDLED);
     let lib = example_library();
-    std::fs::copy(&lib, dir.path().join(lib.file_name().expect("file name"))).expect("copy the example");
+    std::fs::copy(&lib, dir.path().join(lib.file_name().expect("file name")))
+        .expect("copy the example");
     let demo = workspace_root().join("config").join("demo");
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\nappenders = [\"errorThreshold\"]\n\
@@ -68,9 +80,12 @@ fn edge<'a>(v: &'a Value, src: &str, dst: &str) -> &'a Value {
 fn the_example_appender_sets_its_field_from_its_config() {
     let f = fixture(ARGS);
     let prom = PromServer::start(&f);
-    let m = start(&prom, "[appenders.errorThreshold]\nthreshold = 6.0\nfield = \"tooManyErrors\"\n")
-        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
-    let url = |extra: &str| format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={}{extra}", f.end());
+    let m =
+        start(&prom, "[appenders.errorThreshold]\nthreshold = 6.0\nfield = \"tooManyErrors\"\n")
+            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
+    let url = |extra: &str| {
+        format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={}{extra}", f.end())
+    };
     let r = m.get(&url(""));
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
@@ -90,10 +105,17 @@ fn the_example_appender_sets_its_field_from_its_config() {
     let d = edge(&only, "wl_bookinfo_productpage-v1", "wl_bookinfo_details-v1");
     assert_eq!((d["tooManyErrors"].as_bool(), d.get("responseTime")), (Some(true), None));
     let none = m.get(&url("&appenders=")).json();
-    assert!(edge(&none, "wl_bookinfo_productpage-v1", "wl_bookinfo_details-v1").get("tooManyErrors").is_none());
+    assert!(
+        edge(&none, "wl_bookinfo_productpage-v1", "wl_bookinfo_details-v1")
+            .get("tooManyErrors")
+            .is_none()
+    );
     let bad = m.get(&url("&appenders=nope"));
     assert_eq!(bad.status, 400);
-    assert!(bad.json()["message"].as_str().unwrap_or_default().contains("errorThreshold"), "known names are listed");
+    assert!(
+        bad.json()["message"].as_str().unwrap_or_default().contains("errorThreshold"),
+        "known names are listed"
+    );
 }
 
 #[test]

@@ -35,7 +35,8 @@ fn setup() -> Setup {
     let prom = PromServer::start(&f);
     let dir = plugin_dir(BUNDLED);
     let cfg = config(&prom, dir.path(), "");
-    let m = Meshlens::start(&cfg, &[], vec![dir]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
+    let m = Meshlens::start(&cfg, &[], vec![dir])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
     Setup { m, _prom: prom, f }
 }
 
@@ -68,8 +69,10 @@ fn counted(series: &Value, src_known: bool) -> bool {
 }
 
 /// Istio's buckets in milliseconds: current (`_milliseconds`) and older (`_seconds`, x1000).
-const MS_BUCKETS: &[f64] = &[0.5, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0];
-const S_BUCKETS_MS: &[f64] = &[5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0];
+const MS_BUCKETS: &[f64] =
+    &[0.5, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0];
+const S_BUCKETS_MS: &[f64] =
+    &[5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0];
 
 /// Prometheus' histogram_quantile over `buckets` (ms) for an exponential distribution with
 /// `mean` ms (how the generator fills the buckets).
@@ -91,7 +94,12 @@ fn wants(f: &Fixture) -> Vec<Want> {
     let (buckets, to_ms) = if seconds { (S_BUCKETS_MS, 1000.0) } else { (MS_BUCKETS, 1.0) };
     let mut out = Vec::new();
     for e in f.expected["edges"].as_array().expect("edges") {
-        let src = e["source"].as_object().map(|s| (s["namespace"].as_str().unwrap().to_string(), s["workload"].as_str().unwrap().to_string()));
+        let src = e["source"].as_object().map(|s| {
+            (
+                s["namespace"].as_str().unwrap().to_string(),
+                s["workload"].as_str().unwrap().to_string(),
+            )
+        });
         let d = &e["destination"];
         let mut w = Want {
             dst_ns: d["service_namespace"].as_str().unwrap().to_string(),
@@ -117,7 +125,8 @@ fn wants(f: &Fixture) -> Vec<Want> {
             if err {
                 w.errors += rate;
             } else if code.starts_with('2') && w.p95_ms.is_none() {
-                w.p95_ms = s["duration_mean"].as_f64().map(|m| quantile_ms(0.95, m * to_ms, buckets));
+                w.p95_ms =
+                    s["duration_mean"].as_f64().map(|m| quantile_ms(0.95, m * to_ms, buckets));
             }
         }
         out.push(w);
@@ -149,7 +158,10 @@ fn edges(v: &Value) -> Vec<&Value> {
 
 fn node<'a>(v: &'a Value, internal: &str) -> &'a Value {
     let id = md5_hex(internal);
-    nodes(v).into_iter().find(|n| n["id"] == id.as_str()).unwrap_or_else(|| panic!("no node {internal} in {v}"))
+    nodes(v)
+        .into_iter()
+        .find(|n| n["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("no node {internal} in {v}"))
 }
 
 fn edge<'a>(v: &'a Value, src: &str, dst: &str) -> Option<&'a Value> {
@@ -158,18 +170,27 @@ fn edge<'a>(v: &'a Value, src: &str, dst: &str) -> Option<&'a Value> {
 }
 
 fn rate(e: &Value, key: &str) -> f64 {
-    e["traffic"]["rates"][key].as_str().unwrap_or_else(|| panic!("no {key} in {e}")).parse().unwrap()
+    e["traffic"]["rates"][key]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {key} in {e}"))
+        .parse()
+        .unwrap()
 }
 
 #[test]
 fn workload_graph_of_bookinfo_matches_the_generated_traffic() {
     let s = setup();
     let v = s.graph("/api/namespaces/graph?namespaces=bookinfo", "");
-    assert_eq!((v["graphType"].as_str(), v["duration"].as_i64(), v["timestamp"].as_i64()), (Some("workload"), Some(600), Some(s.f.end())));
+    assert_eq!(
+        (v["graphType"].as_str(), v["duration"].as_i64(), v["timestamp"].as_i64()),
+        (Some("workload"), Some(600), Some(s.f.end()))
+    );
     let all = wants(&s.f);
     let mine: Vec<&Want> = all
         .iter()
-        .filter(|w| w.dst_ns == "bookinfo" || w.src.as_ref().is_some_and(|(ns, _)| ns == "bookinfo"))
+        .filter(|w| {
+            w.dst_ns == "bookinfo" || w.src.as_ref().is_some_and(|(ns, _)| ns == "bookinfo")
+        })
         .collect();
     assert_eq!(mine.len(), 9);
     // Out totals per source and protocol, for the request shares.
@@ -187,7 +208,10 @@ fn workload_graph_of_bookinfo_matches_the_generated_traffic() {
             let share = w.total / out[&(src_id(w), w.protocol.clone())] * 100.0;
             assert!((rate(e, &format!("{p}PercentReq")) - share).abs() < 0.051, "{e}");
             if w.errors > 0.0 {
-                assert!((rate(e, &format!("{p}PercentErr")) - w.errors / w.total * 100.0).abs() < 0.051, "{e}");
+                assert!(
+                    (rate(e, &format!("{p}PercentErr")) - w.errors / w.total * 100.0).abs() < 0.051,
+                    "{e}"
+                );
             } else {
                 assert!(t["rates"].get(format!("{p}PercentErr")).is_none(), "{e}");
             }
@@ -204,16 +228,29 @@ fn workload_graph_of_bookinfo_matches_the_generated_traffic() {
     assert_eq!(node(&v, "wl_bookinfo_details-v1")["hasMissingSC"], true);
     assert!(node(&v, "wl_bookinfo_productpage-v1").get("hasMissingSC").is_none());
     let books = node(&v, "svc_bookinfo_api.books.example.com");
-    assert_eq!((books["isServiceEntry"].as_str(), books["isInaccessible"].as_bool()), (Some("MESH_EXTERNAL"), Some(true)));
-    assert_eq!(node(&v, "wl_bookinfo_ratings-v1")["hasCB"], true, "DestinationRule ratings has a circuit breaker");
+    assert_eq!(
+        (books["isServiceEntry"].as_str(), books["isInaccessible"].as_bool()),
+        (Some("MESH_EXTERNAL"), Some(true))
+    );
+    assert_eq!(
+        node(&v, "wl_bookinfo_ratings-v1")["hasCB"],
+        true,
+        "DestinationRule ratings has a circuit breaker"
+    );
     assert!(node(&v, "wl_bookinfo_reviews-v1").get("hasCB").is_none());
     let unused = node(&v, "wl_bookinfo_notifications-v1");
     assert_eq!(unused["isUnused"], true);
     assert!(unused.get("traffic").is_none());
-    assert_eq!(node(&v, "wl_bookinfo_ratings-v1")["traffic"].as_array().map(Vec::len), Some(3), "grpc, http and tcp");
+    assert_eq!(
+        node(&v, "wl_bookinfo_ratings-v1")["traffic"].as_array().map(Vec::len),
+        Some(3),
+        "grpc, http and tcp"
+    );
     // Sorted as the spec says.
-    let es: Vec<(String, String)> =
-        edges(&v).iter().map(|e| (e["source"].as_str().unwrap().into(), e["target"].as_str().unwrap().into())).collect();
+    let es: Vec<(String, String)> = edges(&v)
+        .iter()
+        .map(|e| (e["source"].as_str().unwrap().into(), e["target"].as_str().unwrap().into()))
+        .collect();
     assert!(es.windows(2).all(|w| w[0] <= w[1]));
 }
 
@@ -233,7 +270,8 @@ fn graph_types_injection_and_boxes() {
     assert_eq!(node(&v, "box_bookinfo_reviews")["isGroup"], "version");
     // app graph: one reviews node fed by productpage with the sum of the three versions.
     let v = s.graph(base, "&graphType=app");
-    let e = edge(&v, "app_bookinfo_productpage", "app_bookinfo_reviews").expect("productpage → reviews");
+    let e = edge(&v, "app_bookinfo_productpage", "app_bookinfo_reviews")
+        .expect("productpage → reviews");
     assert!((rate(e, "http") - 10.0).abs() < 0.006, "{e}");
     assert!(nodes(&v).iter().all(|n| n.get("isGroup").is_none()), "no boxes without groupBy");
     // injected service nodes: productpage → reviews service → each version.
@@ -256,7 +294,11 @@ fn graph_types_injection_and_boxes() {
     let e = edge(&v, "svc_bookinfo_productpage", "svc_bookinfo_reviews").expect("service edge");
     assert!((rate(e, "http") - 10.0).abs() < 0.006, "{e}");
     let pp = md5_hex("svc_bookinfo_productpage");
-    let sum: f64 = edges(&v).iter().filter(|e| e["source"] == pp.as_str()).map(|e| rate(e, "httpPercentReq")).sum();
+    let sum: f64 = edges(&v)
+        .iter()
+        .filter(|e| e["source"] == pp.as_str())
+        .map(|e| rate(e, "httpPercentReq"))
+        .sum();
     assert!((sum - 100.0).abs() < 0.2, "{sum}");
 }
 
@@ -264,18 +306,30 @@ fn graph_types_injection_and_boxes() {
 fn node_graphs_for_each_operation() {
     let s = setup();
     let v = s.graph("/api/namespaces/bookinfo/workloads/productpage-v1/graph", "");
-    let ids: Vec<String> = nodes(&v).iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
-    for n in ["wl_istio-system_istio-ingressgateway", "wl_bookinfo_productpage-v1", "wl_bookinfo_details-v1", "wl_bookinfo_reviews-v3", "svc_bookinfo_api.books.example.com"] {
+    let ids: Vec<String> =
+        nodes(&v).iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
+    for n in [
+        "wl_istio-system_istio-ingressgateway",
+        "wl_bookinfo_productpage-v1",
+        "wl_bookinfo_details-v1",
+        "wl_bookinfo_reviews-v3",
+        "svc_bookinfo_api.books.example.com",
+    ] {
         assert!(ids.contains(&md5_hex(n)), "{n} in {v}");
     }
     assert!(!ids.contains(&md5_hex("wl_bookinfo_ratings-v1")), "two hops away");
-    assert!(!ids.contains(&md5_hex("wl_bookinfo_notifications-v1")), "no unused nodes in node graphs");
-    let e = edge(&v, "wl_istio-system_istio-ingressgateway", "wl_bookinfo_productpage-v1").expect("inbound");
+    assert!(
+        !ids.contains(&md5_hex("wl_bookinfo_notifications-v1")),
+        "no unused nodes in node graphs"
+    );
+    let e = edge(&v, "wl_istio-system_istio-ingressgateway", "wl_bookinfo_productpage-v1")
+        .expect("inbound");
     assert!((rate(e, "http") - 10.0).abs() < 0.006);
 
     let v = s.graph("/api/namespaces/bookinfo/applications/reviews/graph", "");
     assert_eq!(v["graphType"], "app");
-    let e = edge(&v, "app_bookinfo_reviews", "app_bookinfo_ratings").expect("reviews → ratings (http)");
+    let e =
+        edge(&v, "app_bookinfo_reviews", "app_bookinfo_ratings").expect("reviews → ratings (http)");
     assert!(e["traffic"]["protocol"] == "http" || e["traffic"]["protocol"] == "grpc");
     assert!(edge(&v, "app_bookinfo_productpage", "app_bookinfo_reviews").is_some());
 
@@ -287,17 +341,28 @@ fn node_graphs_for_each_operation() {
     assert!(edge(&v, "vapp_bookinfo_productpage-v1", "vapp_bookinfo_reviews-v1").is_none());
 
     let v = s.graph("/api/namespaces/bookinfo/services/ratings/graph", "");
-    let e2 = edge(&v, "wl_bookinfo_reviews-v2", "wl_bookinfo_ratings-v1").expect("http into ratings");
-    let e3 = edge(&v, "wl_bookinfo_reviews-v3", "wl_bookinfo_ratings-v1").expect("grpc into ratings");
-    assert_eq!((e2["traffic"]["protocol"].as_str(), e3["traffic"]["protocol"].as_str()), (Some("http"), Some("grpc")));
-    assert!(edge(&v, "wl_bookinfo_ratings-v1", "wl_bookinfo_mongodb-v1").is_none(), "a service graph has no outbound");
+    let e2 =
+        edge(&v, "wl_bookinfo_reviews-v2", "wl_bookinfo_ratings-v1").expect("http into ratings");
+    let e3 =
+        edge(&v, "wl_bookinfo_reviews-v3", "wl_bookinfo_ratings-v1").expect("grpc into ratings");
+    assert_eq!(
+        (e2["traffic"]["protocol"].as_str(), e3["traffic"]["protocol"].as_str()),
+        (Some("http"), Some("grpc"))
+    );
+    assert!(
+        edge(&v, "wl_bookinfo_ratings-v1", "wl_bookinfo_mongodb-v1").is_none(),
+        "a service graph has no outbound"
+    );
     let v = s.graph("/api/namespaces/bookinfo/services/ratings/graph", "&graphType=service");
     assert!(edge(&v, "wl_bookinfo_reviews-v2", "svc_bookinfo_ratings").is_some());
 
     // A gateway seen from its own namespace: the caller outside the mesh is the root.
     let v = s.graph("/api/namespaces/graph?namespaces=istio-system", "");
     let u = node(&v, "unknown_source");
-    assert_eq!((u["nodeType"].as_str(), u["isRoot"].as_bool(), u["isInaccessible"].as_bool()), (Some("unknown"), Some(true), Some(true)));
+    assert_eq!(
+        (u["nodeType"].as_str(), u["isRoot"].as_bool(), u["isInaccessible"].as_bool()),
+        (Some("unknown"), Some(true), Some(true))
+    );
     assert_eq!(node(&v, "wl_bookinfo_productpage-v1")["isOutside"], true);
 }
 
@@ -309,7 +374,10 @@ fn two_namespaces_in_one_graph_keep_every_rate() {
     assert!(pp.get("isOutside").is_none());
     let http = pp["traffic"].as_array().unwrap().iter().find(|t| t["protocol"] == "http").unwrap();
     assert_eq!(http["rates"]["httpIn"], "10.00");
-    assert_eq!(node(&v, "wl_istio-system_istio-ingressgateway")["traffic"][0]["rates"]["httpIn"], "10.00");
+    assert_eq!(
+        node(&v, "wl_istio-system_istio-ingressgateway")["traffic"][0]["rates"]["httpIn"],
+        "10.00"
+    );
     assert!(edge(&v, "unknown_source", "wl_istio-system_istio-ingressgateway").is_some());
 }
 
@@ -318,8 +386,12 @@ fn appenders_parameter_and_dot_format() {
     let s = setup();
     let base = "/api/namespaces/graph?namespaces=bookinfo";
     let none = s.graph(base, "&appenders=");
-    assert!(edges(&none).iter().all(|e| e.get("responseTime").is_none() && e.get("isMTLS").is_none()));
-    assert!(nodes(&none).iter().all(|n| n.get("isUnused").is_none() && n.get("hasMissingSC").is_none()));
+    assert!(
+        edges(&none).iter().all(|e| e.get("responseTime").is_none() && e.get("isMTLS").is_none())
+    );
+    assert!(
+        nodes(&none).iter().all(|n| n.get("isUnused").is_none() && n.get("hasMissingSC").is_none())
+    );
     let only = s.graph(base, "&appenders=sidecarsCheck");
     assert_eq!(node(&only, "wl_bookinfo_details-v1")["hasMissingSC"], true);
     assert!(edges(&only).iter().all(|e| e.get("responseTime").is_none()));
@@ -357,11 +429,23 @@ fn every_bad_parameter_is_a_400_naming_it() {
     assert_400(&s, &format!("{g}&injectServiceNodes=2"), &["injectServiceNodes"]);
     assert_400(&s, &format!("{g}&duration=ten"), &["duration"]);
     assert_400(&s, &format!("{g}&queryTime=soon"), &["queryTime"]);
-    assert_400(&s, &format!("{g}&appenders=deadNode,bogus"), &["appenders", "deadNode", "mesh", "sidecarsCheck", "unusedNode"]);
+    assert_400(
+        &s,
+        &format!("{g}&appenders=deadNode,bogus"),
+        &["appenders", "deadNode", "mesh", "sidecarsCheck", "unusedNode"],
+    );
     assert_400(&s, &format!("{g}&responseTimeQuantile=1.5"), &["responseTimeQuantile"]);
     assert_400(&s, &format!("{g}&format=svg"), &["format", "dot"]);
-    assert_400(&s, "/api/namespaces/bookinfo/applications/reviews/graph?graphType=workload", &["graphType", "versionedApp"]);
-    assert_400(&s, "/api/namespaces/bookinfo/applications/reviews/versions/v1/graph?graphType=service", &["graphType"]);
+    assert_400(
+        &s,
+        "/api/namespaces/bookinfo/applications/reviews/graph?graphType=workload",
+        &["graphType", "versionedApp"],
+    );
+    assert_400(
+        &s,
+        "/api/namespaces/bookinfo/applications/reviews/versions/v1/graph?graphType=service",
+        &["graphType"],
+    );
     assert_400(&s, "/api/namespaces/nope/workloads/w/graph", &["namespace"]);
     assert_400(&s, "/namespaces/nope/services/s/graph", &["namespace"]);
 }
@@ -380,7 +464,8 @@ fn twenty_concurrent_graph_requests_all_answer_correctly() {
     .iter()
     .map(|p| format!("{p}&queryTime={end}"))
     .collect();
-    let sequential: BTreeMap<&String, Vec<u8>> = paths.iter().map(|p| (p, s.m.get(p).body)).collect();
+    let sequential: BTreeMap<&String, Vec<u8>> =
+        paths.iter().map(|p| (p, s.m.get(p).body)).collect();
     let answers: Vec<(String, u16, Vec<u8>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..20)
             .map(|i| {
@@ -396,10 +481,13 @@ fn twenty_concurrent_graph_requests_all_answer_correctly() {
     });
     for (p, status, body) in answers {
         assert_eq!(status, 200, "{p}");
-        let (got, want) = (String::from_utf8_lossy(&body), String::from_utf8_lossy(&sequential[&p]));
+        let (got, want) =
+            (String::from_utf8_lossy(&body), String::from_utf8_lossy(&sequential[&p]));
         if got != want {
             let first = got.lines().zip(want.lines()).enumerate().find(|(_, (a, b))| a != b);
-            panic!("{p} answered differently under load; first difference (line, got, sequential): {first:?}");
+            panic!(
+                "{p} answered differently under load; first difference (line, got, sequential): {first:?}"
+            );
         }
     }
 }
@@ -411,15 +499,22 @@ fn older_seconds_histograms_are_detected_and_give_milliseconds() {
     let prom = PromServer::start(&f);
     let dir = plugin_dir(BUNDLED);
     let cfg = config(&prom, dir.path(), "");
-    let m = Meshlens::start(&cfg, &[], vec![dir]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
+    let m = Meshlens::start(&cfg, &[], vec![dir])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
     let s = Setup { m, _prom: prom, f };
     let v = s.graph("/api/namespaces/graph?namespaces=bookinfo", "");
     let mut checked = 0;
-    for w in wants(&s.f).iter().filter(|w| w.src.as_ref().is_some_and(|(ns, _)| ns == "bookinfo") && w.p95_ms.is_some()) {
+    for w in wants(&s.f)
+        .iter()
+        .filter(|w| w.src.as_ref().is_some_and(|(ns, _)| ns == "bookinfo") && w.p95_ms.is_some())
+    {
         let e = edge(&v, &src_id(w), &dst_id(w)).expect("edge");
         let rt: f64 = e["responseTime"].as_str().expect("responseTime").parse().unwrap();
         let want = w.p95_ms.unwrap_or_default();
-        assert!((rt - want).abs() <= 1.0, "responseTime {rt} vs {want} ms from the seconds histogram: {e}");
+        assert!(
+            (rt - want).abs() <= 1.0,
+            "responseTime {rt} vs {want} ms from the seconds histogram: {e}"
+        );
         checked += 1;
     }
     assert!(checked >= 5, "{checked}");

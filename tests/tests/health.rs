@@ -17,7 +17,10 @@ const TOL: f64 = 1e-6;
 fn demo() -> std::sync::Arc<Fixture> {
     static END: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let end = END.get_or_init(|| {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
         (now + 1800).to_string()
     });
     integration_tests::server::ensure_built();
@@ -45,7 +48,8 @@ fn with_prometheus_env(prom: &PromServer, env: &[(&str, &str)]) -> Meshlens {
 
 fn with_embedded(f: &Fixture) -> Meshlens {
     let dir = plugin_dir(&["metrics-openmetrics-file"]);
-    let cfg = config("openmetrics_file", &format!("path = \"{}\"", f.openmetrics.display()), dir.path());
+    let cfg =
+        config("openmetrics_file", &format!("path = \"{}\"", f.openmetrics.display()), dir.path());
     Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts")
 }
 
@@ -85,7 +89,14 @@ fn field<'a>(side: Option<&'a Value>, key: &str) -> Option<&'a str> {
 }
 
 /// (in requests, in errors, out requests, out errors) for an object in `ns`.
-fn expect_counts(expected: &Value, ns: &str, key_in: &str, key_out: Option<&str>, ns_key_in: &str, name: &str) -> [f64; 4] {
+fn expect_counts(
+    expected: &Value,
+    ns: &str,
+    key_in: &str,
+    key_out: Option<&str>,
+    ns_key_in: &str,
+    name: &str,
+) -> [f64; 4] {
     let mut c = [0.0; 4];
     for r in counted(expected) {
         if field(Some(r.dst), ns_key_in) == Some(ns) && field(Some(r.dst), key_in) == Some(name) {
@@ -117,8 +128,19 @@ fn ratio(err: f64, req: f64) -> f64 {
 }
 
 const APPS: &[&str] = &["productpage", "details", "reviews", "ratings", "mongodb", "notifications"];
-const WORKLOADS: &[&str] = &["productpage-v1", "details-v1", "reviews-v1", "reviews-v2", "reviews-v3", "ratings-v1", "ratings-v2", "mongodb-v1", "notifications-v1"];
-const SERVICES: &[&str] = &["productpage", "details", "reviews", "ratings", "mongodb", "notifications"];
+const WORKLOADS: &[&str] = &[
+    "productpage-v1",
+    "details-v1",
+    "reviews-v1",
+    "reviews-v2",
+    "reviews-v3",
+    "ratings-v1",
+    "ratings-v2",
+    "mongodb-v1",
+    "notifications-v1",
+];
+const SERVICES: &[&str] =
+    &["productpage", "details", "reviews", "ratings", "mongodb", "notifications"];
 
 fn check_all_health(m: &Meshlens, expected: &Value) {
     for app in APPS {
@@ -127,7 +149,11 @@ fn check_all_health(m: &Meshlens, expected: &Value) {
         let v = v.json();
         let c = expect_counts(expected, "bookinfo", "app", Some("app"), "namespace", app);
         close(&v["requests"]["requestCount"], c[0] + c[2], &format!("{app} requestCount"));
-        close(&v["requests"]["requestErrorCount"], c[1] + c[3], &format!("{app} requestErrorCount"));
+        close(
+            &v["requests"]["requestErrorCount"],
+            c[1] + c[3],
+            &format!("{app} requestErrorCount"),
+        );
         assert!(v["deploymentStatuses"].is_array() && v["proxy"].is_array(), "{v}");
     }
     for wl in WORKLOADS {
@@ -173,22 +199,46 @@ fn health_matches_the_generated_traffic_on_real_prometheus() {
 
     // Shapes and cluster facts.
     let reviews = m.get("/api/namespaces/bookinfo/apps/reviews/health").json();
-    let names: Vec<&str> = reviews["deploymentStatuses"].as_array().unwrap().iter().filter_map(|d| d["name"].as_str()).collect();
+    let names: Vec<&str> = reviews["deploymentStatuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["name"].as_str())
+        .collect();
     assert_eq!(names, ["reviews-v1", "reviews-v2", "reviews-v3"]);
     let ratings = m.get("/api/namespaces/bookinfo/apps/ratings/health").json();
-    let v2 = ratings["deploymentStatuses"].as_array().unwrap().iter().find(|d| d["name"] == "ratings-v2").cloned().unwrap();
-    assert_eq!((v2["replicas"].as_i64(), v2["available"].as_i64()), (Some(0), Some(0)), "scaled to zero");
+    let v2 = ratings["deploymentStatuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "ratings-v2")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (v2["replicas"].as_i64(), v2["available"].as_i64()),
+        (Some(0), Some(0)),
+        "scaled to zero"
+    );
     // Proxy health from the Envoy membership gauges the generator emits.
     let pp = m.get("/api/namespaces/bookinfo/apps/productpage/health").json();
     let proxy = &pp["proxy"][0];
     assert_eq!(proxy["service"], "productpage");
     let gauge = |name: &str| -> i64 {
-        f.expected["gauges"].as_array().unwrap().iter().filter(|g| g["name"] == name).map(|g| g["value"].as_i64().unwrap_or(0)).sum()
+        f.expected["gauges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["name"] == name)
+            .map(|g| g["value"].as_i64().unwrap_or(0))
+            .sum()
     };
     let base = "envoy_cluster_inbound_9080__productpage_bookinfo_svc_cluster_local_membership";
     assert_eq!(proxy["inbound"]["healthy"].as_i64(), Some(gauge(&format!("{base}_healthy"))));
     assert_eq!(proxy["inbound"]["total"].as_i64(), Some(gauge(&format!("{base}_total"))));
-    assert!(proxy["inbound"]["total"].as_i64().unwrap_or(0) > 0, "the generator emits these gauges");
+    assert!(
+        proxy["inbound"]["total"].as_i64().unwrap_or(0) > 0,
+        "the generator emits these gauges"
+    );
     // The idle app has no traffic: -1 ratios, not 0.
     let ns = m.get("/api/namespaces/bookinfo/health").json();
     assert_eq!(ns["notifications"]["requests"]["errorRatio"], -1.0);
@@ -230,7 +280,13 @@ fn bad_parameters_and_missing_objects() {
     }
     let types = m.get("/api/namespaces/bookinfo/health?type=pods").json();
     let msg = types["message"].as_str().unwrap_or_default();
-    assert!(msg.contains("app") && msg.contains("service") && msg.contains("workload") && msg.contains("type"), "{msg}");
+    assert!(
+        msg.contains("app")
+            && msg.contains("service")
+            && msg.contains("workload")
+            && msg.contains("type"),
+        "{msg}"
+    );
     for path in [
         "/api/namespaces/bookinfo/apps/nope/health",
         "/api/namespaces/bookinfo/services/nope/health",

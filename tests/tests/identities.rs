@@ -35,8 +35,13 @@ struct Setup {
 /// alice may list pods in `bookinfo`, bob in `istio-system`, admin everywhere.
 async fn setup(auth: &str, objects: Vec<Value>) -> Setup {
     let reviews = Reviews::new();
-    reviews.user("alice", ALICE, &["bookinfo"]).user("bob", BOB, &["istio-system"]).admin("admin", ADMIN);
-    let api = KubeApi::start(objects, Options { reviews: Some(reviews.clone()), ..Default::default() }).await;
+    reviews
+        .user("alice", ALICE, &["bookinfo"])
+        .user("bob", BOB, &["istio-system"])
+        .admin("admin", ADMIN);
+    let api =
+        KubeApi::start(objects, Options { reviews: Some(reviews.clone()), ..Default::default() })
+            .await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = api.write_kubeconfig(dir.path());
     let auth = auth.to_string();
@@ -62,9 +67,11 @@ impl Setup {
     async fn get(&self, path: &str, headers: &[(&str, &str)]) -> Response {
         let addr = self.m.addr.clone();
         let path = path.to_string();
-        let headers: Vec<(String, String)> = headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let headers: Vec<(String, String)> =
+            headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         tokio::task::spawn_blocking(move || {
-            let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            let h: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             integration_tests::server::request(&addr, "GET", &path, &h)
         })
         .await
@@ -91,7 +98,12 @@ impl Setup {
     async fn namespaces(&self, token: &str) -> Vec<String> {
         let r = self.as_user(token, "/api/namespaces").await;
         assert_eq!(r.status, 200, "{}", r.text());
-        r.json().as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect()
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["name"].as_str().unwrap().to_string())
+            .collect()
     }
 }
 
@@ -148,7 +160,9 @@ async fn users_see_only_their_namespaces_on_every_operation() {
     all.sort();
     assert_eq!(all, vec!["bookinfo", "istio-system"]);
 
-    for (me, mine, theirs) in [(ALICE, "bookinfo", "istio-system"), (BOB, "istio-system", "bookinfo")] {
+    for (me, mine, theirs) in
+        [(ALICE, "bookinfo", "istio-system"), (BOB, "istio-system", "bookinfo")]
+    {
         for (own, other) in operations(mine, s.end).iter().zip(operations(theirs, s.end)) {
             for prefix in ["/api", ""] {
                 let r = s.as_user(me, &format!("{prefix}{other}")).await;
@@ -160,21 +174,31 @@ async fn users_see_only_their_namespaces_on_every_operation() {
             assert!(matches!(r.status, 200 | 400 | 404), "{me} {own}: {} {}", r.status, r.text());
         }
         // A namespace that does not exist: the same 403, so existence is not revealed.
-        assert_forbidden(&s.as_user(me, "/api/namespaces/no-such-namespace/apps").await, "missing namespace");
+        assert_forbidden(
+            &s.as_user(me, "/api/namespaces/no-such-namespace/apps").await,
+            "missing namespace",
+        );
     }
     for op in ["apps", "workloads", "health", "mesh_validations", "mesh"] {
-        let r = s.as_user(ALICE, &format!("/api/namespaces/bookinfo/{op}?queryTime={}", s.end)).await;
+        let r =
+            s.as_user(ALICE, &format!("/api/namespaces/bookinfo/{op}?queryTime={}", s.end)).await;
         assert_eq!(r.status, 200, "alice {op}: {}", r.text());
     }
 
     // A graph of several namespaces is refused whole when one is invisible.
-    let both = format!("/api/namespaces/graph?namespaces=bookinfo,istio-system&queryTime={}&duration=600s", s.end);
+    let both = format!(
+        "/api/namespaces/graph?namespaces=bookinfo,istio-system&queryTime={}&duration=600s",
+        s.end
+    );
     assert_forbidden(&s.as_user(ALICE, &both).await, "two-namespace graph");
     assert_eq!(s.as_user(ADMIN, &both).await.status, 200);
 
     // bookinfo's graph: the ingress gateway (istio-system) is a traffic end. alice sees its
     // name only; the admin sees its traffic.
-    let graph = format!("/api/namespaces/graph?namespaces=bookinfo&graphType=workload&queryTime={}&duration=600s", s.end);
+    let graph = format!(
+        "/api/namespaces/graph?namespaces=bookinfo&graphType=workload&queryTime={}&duration=600s",
+        s.end
+    );
     let gateway = |g: &Value| -> Value {
         g["elements"]["nodes"]
             .as_array()
@@ -194,7 +218,20 @@ async fn users_see_only_their_namespaces_on_every_operation() {
     keys.sort();
     for k in keys {
         assert!(
-            matches!(k, "id" | "nodeType" | "cluster" | "namespace" | "workload" | "app" | "version" | "service" | "isInaccessible" | "isOutside" | "isRoot" | "parent"),
+            matches!(
+                k,
+                "id" | "nodeType"
+                    | "cluster"
+                    | "namespace"
+                    | "workload"
+                    | "app"
+                    | "version"
+                    | "service"
+                    | "isInaccessible"
+                    | "isOutside"
+                    | "isRoot"
+                    | "parent"
+            ),
             "alice sees more than the name of an invisible node: {k} in {bare}"
         );
     }
@@ -203,8 +240,16 @@ async fn users_see_only_their_namespaces_on_every_operation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_expired_and_revoked_credentials() {
-    let s = setup("strategy = \"token\"\nreview_cache_ttl = \"1s\"\ntoken_lifetime = \"2s\"", read_fixtures(&demo())).await;
-    for creds in [vec![("Authorization", "Bearer no-such-token")], vec![], vec![("Authorization", "Basic YWRtaW46YWRtaW4=")]] {
+    let s = setup(
+        "strategy = \"token\"\nreview_cache_ttl = \"1s\"\ntoken_lifetime = \"2s\"",
+        read_fixtures(&demo()),
+    )
+    .await;
+    for creds in [
+        vec![("Authorization", "Bearer no-such-token")],
+        vec![],
+        vec![("Authorization", "Basic YWRtaW46YWRtaW4=")],
+    ] {
         let r = s.get("/api/namespaces", &creds).await;
         assert_eq!(r.status, 401, "{creds:?}: {}", r.text());
         assert_eq!(r.json()["code"], 401);
@@ -246,13 +291,28 @@ async fn unknown_expired_and_revoked_credentials() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn header_strategy_reads_the_configured_header_only() {
-    let s = setup("strategy = \"header\"\nheader_name = \"X-Auth-Request-Access-Token\"", read_fixtures(&demo())).await;
+    let s = setup(
+        "strategy = \"header\"\nheader_name = \"X-Auth-Request-Access-Token\"",
+        read_fixtures(&demo()),
+    )
+    .await;
     assert_eq!(s.get("/api/status", &[]).await.json()["status"]["authStrategy"], "header");
     let r = s.get("/api/namespaces", &[("X-Auth-Request-Access-Token", ALICE)]).await;
     assert_eq!(r.status, 200, "{}", r.text());
-    assert_eq!(r.json(), json!([{"name": "bookinfo", "creationTimestamp": r.json()[0]["creationTimestamp"]}]));
-    assert_forbidden(&s.get("/api/namespaces/istio-system/apps", &[("X-Auth-Request-Access-Token", ALICE)]).await, "header");
-    for creds in [vec![], vec![("Authorization", format!("Bearer {ALICE}"))], vec![("X-Forwarded-Access-Token", ALICE.to_string())]] {
+    assert_eq!(
+        r.json(),
+        json!([{"name": "bookinfo", "creationTimestamp": r.json()[0]["creationTimestamp"]}])
+    );
+    assert_forbidden(
+        &s.get("/api/namespaces/istio-system/apps", &[("X-Auth-Request-Access-Token", ALICE)])
+            .await,
+        "header",
+    );
+    for creds in [
+        vec![],
+        vec![("Authorization", format!("Bearer {ALICE}"))],
+        vec![("X-Forwarded-Access-Token", ALICE.to_string())],
+    ] {
         let h: Vec<(&str, &str)> = creds.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let r = s.get("/api/namespaces", &h).await;
         assert_eq!(r.status, 401, "{creds:?}: {}", r.text());
@@ -272,7 +332,11 @@ async fn the_review_cache_bounds_reviews_for_repeated_large_graphs() {
     let s = setup("strategy = \"token\"", objects).await;
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     s.reviews.user("carol", "carol-token", &refs);
-    let graph = format!("/api/namespaces/graph?namespaces={}&queryTime={}&duration=600s", names.join(","), s.end);
+    let graph = format!(
+        "/api/namespaces/graph?namespaces={}&queryTime={}&duration=600s",
+        names.join(","),
+        s.end
+    );
     for round in 0..5 {
         let r = s.as_user("carol-token", &graph).await;
         assert_eq!(r.status, 200, "round {round}: {}", r.text());
@@ -300,6 +364,10 @@ fn token_strategies_are_refused_with_a_snapshot() {
             plugins.path()
         );
         let err = Meshlens::start(&cfg, &[], vec![]).err().expect("does not start");
-        assert!(err.stderr.contains("auth.strategy") && err.stderr.contains("needs cluster.source"), "{}", err.stderr);
+        assert!(
+            err.stderr.contains("auth.strategy") && err.stderr.contains("needs cluster.source"),
+            "{}",
+            err.stderr
+        );
     }
 }

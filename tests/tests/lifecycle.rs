@@ -28,7 +28,11 @@ fn config(prom: &PromServer, plugins: &std::path::Path, server: &str, extra: &st
 }
 
 fn signal(pid: u32, sig: &str) {
-    let status = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().expect("run kill");
+    let status = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
     assert!(status.success(), "kill -{sig} {pid}");
 }
 
@@ -62,7 +66,10 @@ fn wait_briefly(m: &Meshlens, path: &str, status: u16) -> Response {
 }
 
 fn urls(status: &Value) -> Vec<String> {
-    status["externalServices"].as_array().map(|a| a.iter().filter_map(|s| s["url"].as_str().map(str::to_string)).collect()).unwrap_or_default()
+    status["externalServices"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s["url"].as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -88,7 +95,10 @@ fn probes_and_status_stay_quick_while_prometheus_hangs() {
     let text = public.text();
     assert!(urls(&public.json()).is_empty(), "{text}");
     assert!(!text.contains(&prom.url()) && !text.contains("grafana.example"), "{text}");
-    assert!(public.json()["externalServices"][0]["version"].as_str().is_some_and(|v| v != "unknown"), "backend version from the probe: {text}");
+    assert!(
+        public.json()["externalServices"][0]["version"].as_str().is_some_and(|v| v != "unknown"),
+        "backend version from the probe: {text}"
+    );
     let auth = basic_auth("admin", "lifecycle-secret");
     let full = m.get_with("/api/status", &[("Authorization", &auth)]).json();
     assert!(urls(&full).iter().any(|u| u.starts_with(&prom.url())), "{full}");
@@ -110,7 +120,10 @@ fn probes_and_status_stay_quick_while_prometheus_hangs() {
     // Readiness notices the silence (stale_after = 2s) and says why.
     let not_ready = wait_for(&m, "/ready", 503).json();
     assert_eq!(not_ready["code"], 503);
-    assert!(not_ready["message"].as_str().is_some_and(|s| s.contains("metrics backend")), "{not_ready}");
+    assert!(
+        not_ready["message"].as_str().is_some_and(|s| s.contains("metrics backend")),
+        "{not_ready}"
+    );
     signal(pid, "CONT");
     wait_for(&m, "/ready", 200);
     prom.stop();
@@ -132,21 +145,35 @@ fn sigterm_turns_unready_keeps_accepting_then_drains_and_exits() {
     keep.set_read_timeout(Some(Duration::from_secs(10))).ok();
     let mut buf = [0u8; 1024];
     let n = keep.read(&mut buf).expect("keep-alive answer");
-    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf[..n]));
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&buf[..n])
+    );
 
     // A slow request: Prometheus is stopped, so its queries wait.
     let pid = prom.pid().expect("prometheus runs");
     signal(pid, "STOP");
     let addr = m.addr.clone();
     let slow = std::thread::spawn(move || {
-        request_within(&addr, "GET", "/api/namespaces/bookinfo/health?type=app", &[], Duration::from_secs(30))
+        request_within(
+            &addr,
+            "GET",
+            "/api/namespaces/bookinfo/health?type=app",
+            &[],
+            Duration::from_secs(30),
+        )
     });
     std::thread::sleep(Duration::from_millis(500));
 
     m.signal("TERM");
     // At once (as soon as the signal is delivered): not ready, yet still accepting and answering.
     let r = wait_briefly(&m, "/ready", 503);
-    assert!(r.json()["message"].as_str().is_some_and(|s| s.contains("shutting down")), "{}", r.text());
+    assert!(
+        r.json()["message"].as_str().is_some_and(|s| s.contains("shutting down")),
+        "{}",
+        r.text()
+    );
     assert_eq!(m.get("/healthz").status, 200);
 
     // Past the grace period the slow request is still in flight; let Prometheus go on.
@@ -158,9 +185,16 @@ fn sigterm_turns_unready_keeps_accepting_then_drains_and_exits() {
 
     // Then it exits on its own, not held by the idle connections.
     assert_eq!(m.wait_exit(Duration::from_secs(25)), Some(0), "exit status after the drain");
-    assert!(m.logged("every connection closed"), "the drain ended because connections closed, not at the deadline");
+    assert!(
+        m.logged("every connection closed"),
+        "the drain ended because connections closed, not at the deadline"
+    );
     let mut rest = Vec::new();
-    assert_eq!(keep.read_to_end(&mut rest).ok(), Some(0), "the idle keep-alive connection was closed");
+    assert_eq!(
+        keep.read_to_end(&mut rest).ok(),
+        Some(0),
+        "the idle keep-alive connection was closed"
+    );
 }
 
 #[test]
@@ -175,7 +209,13 @@ fn a_second_signal_exits_at_once() {
     signal(pid, "STOP");
     let addr = m.addr.clone();
     let _slow = std::thread::spawn(move || {
-        request_within(&addr, "GET", "/api/namespaces/bookinfo/health?type=app", &[], Duration::from_secs(60))
+        request_within(
+            &addr,
+            "GET",
+            "/api/namespaces/bookinfo/health?type=app",
+            &[],
+            Duration::from_secs(60),
+        )
     });
     std::thread::sleep(Duration::from_millis(300));
     m.signal("TERM");
@@ -192,7 +232,10 @@ fn a_second_signal_exits_at_once() {
 fn a_kind_the_service_account_may_not_read_counts_as_absent() {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let api = rt.block_on(KubeApi::start(read_fixtures(&[root.join("../config/demo"), root.join("fixtures/cluster")]), Options::default()));
+    let api = rt.block_on(KubeApi::start(
+        read_fixtures(&[root.join("../config/demo"), root.join("fixtures/cluster")]),
+        Options::default(),
+    ));
     api.forbid("cronjobs");
     let dir = tempfile::tempdir().expect("temp dir");
     let kc = api.write_kubeconfig(dir.path());
@@ -200,7 +243,10 @@ fn a_kind_the_service_account_may_not_read_counts_as_absent() {
     let plugins = plugin_dir(&["metrics-prometheus"]);
     let cfg = config(&prom, plugins.path(), "", "").replace(
         "source = \"snapshot\"\nsnapshot = [\"config/demo\"]",
-        &format!("source = \"kube\"\nkubeconfig = {:?}\nsync_timeout = \"20s\"", kc.display().to_string()),
+        &format!(
+            "source = \"kube\"\nkubeconfig = {:?}\nsync_timeout = \"20s\"",
+            kc.display().to_string()
+        ),
     );
     let m = Meshlens::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts");
 
@@ -210,7 +256,15 @@ fn a_kind_the_service_account_may_not_read_counts_as_absent() {
     assert_eq!(wl.status, 200, "{}", wl.text());
     assert!(!wl.json()["workloads"].as_array().expect("workloads").is_empty());
     let status = m.get("/api/status").json();
-    let warnings: Vec<&str> = status["warningMessages"].as_array().expect("warnings").iter().filter_map(Value::as_str).collect();
+    let warnings: Vec<&str> = status["warningMessages"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert!(warnings.iter().any(|w| w.contains("CronJob") && w.contains("absent")), "{warnings:?}");
-    assert!(!warnings.iter().any(|w| w.contains("Deployment")), "only the forbidden kind is named: {warnings:?}");
+    assert!(
+        !warnings.iter().any(|w| w.contains("Deployment")),
+        "only the forbidden kind is named: {warnings:?}"
+    );
 }

@@ -27,7 +27,9 @@ fn closed_by_server(mut s: &TcpStream, within: Duration) -> bool {
         match s.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => continue,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return false,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                return false;
+            }
             Err(_) => return true,
         }
     }
@@ -36,13 +38,16 @@ fn closed_by_server(mut s: &TcpStream, within: Duration) -> bool {
 #[test]
 fn idle_half_open_connections_do_not_lock_clients_out_and_are_closed() {
     let m = start("header_read_timeout = \"2s\"\nmax_connections = 10000");
-    let idle: Vec<TcpStream> = (0..5000).map(|i| TcpStream::connect(&m.addr).unwrap_or_else(|e| panic!("connection {i}: {e}"))).collect();
+    let idle: Vec<TcpStream> = (0..5000)
+        .map(|i| TcpStream::connect(&m.addr).unwrap_or_else(|e| panic!("connection {i}: {e}")))
+        .collect();
     // A slow client: half a request head, then nothing.
     let mut slow = TcpStream::connect(&m.addr).expect("connect");
     slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").expect("send");
 
     let started = Instant::now();
-    let r = request_within(&m.addr, "GET", "/healthz", &[], Duration::from_secs(2)).expect("/healthz answers next to 5,000 idle connections");
+    let r = request_within(&m.addr, "GET", "/healthz", &[], Duration::from_secs(2))
+        .expect("/healthz answers next to 5,000 idle connections");
     println!("/healthz next to 5,000 idle connections: {:?}", started.elapsed());
     assert_eq!(r.status, 200);
 
@@ -50,7 +55,12 @@ fn idle_half_open_connections_do_not_lock_clients_out_and_are_closed() {
     assert!(closed_by_server(&slow, Duration::from_secs(20)), "the slow head was not cut off");
     let open = idle.iter().filter(|s| !closed_by_server(s, Duration::from_secs(20))).count();
     assert_eq!(open, 0, "idle connections the server left open");
-    assert_eq!(request_within(&m.addr, "GET", "/healthz", &[], Duration::from_secs(2)).expect("still serving").status, 200);
+    assert_eq!(
+        request_within(&m.addr, "GET", "/healthz", &[], Duration::from_secs(2))
+            .expect("still serving")
+            .status,
+        200
+    );
 }
 
 #[test]
@@ -63,20 +73,28 @@ fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
     let n = s.read(&mut buf).expect("answer");
     assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf[..n]));
     // The header timeout (60 s) would keep it far longer than this wait.
-    assert!(closed_by_server(&s, Duration::from_secs(20)), "the idle keep-alive connection stayed open");
+    assert!(
+        closed_by_server(&s, Duration::from_secs(20)),
+        "the idle keep-alive connection stayed open"
+    );
 }
 
 #[test]
 fn oversized_heads_get_431() {
     let m = start("max_headers = 20\nmax_header_bytes = 8192");
-    let many: Vec<(String, String)> = (0..40).map(|i| (format!("x-h{i}"), "v".to_string())).collect();
+    let many: Vec<(String, String)> =
+        (0..40).map(|i| (format!("x-h{i}"), "v".to_string())).collect();
     let many: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let r = request_within(&m.addr, "GET", "/healthz", &many, Duration::from_secs(10)).expect("answer");
+    let r =
+        request_within(&m.addr, "GET", "/healthz", &many, Duration::from_secs(10)).expect("answer");
     assert_eq!(r.status, 431, "{} header fields", many.len());
     let big = "a".repeat(10_000);
-    let r = request_within(&m.addr, "GET", "/healthz", &[("x-big", &big)], Duration::from_secs(10)).expect("answer");
+    let r = request_within(&m.addr, "GET", "/healthz", &[("x-big", &big)], Duration::from_secs(10))
+        .expect("answer");
     assert_eq!(r.status, 431, "a 10 kB header");
-    let r = request_within(&m.addr, "GET", "/healthz", &[("x-small", "ok")], Duration::from_secs(10)).expect("answer");
+    let r =
+        request_within(&m.addr, "GET", "/healthz", &[("x-small", "ok")], Duration::from_secs(10))
+            .expect("answer");
     assert_eq!(r.status, 200);
 }
 
@@ -98,15 +116,24 @@ fn h2c_get(addr: &str, path: &str) -> Result<reqwest::Version, String> {
 #[test]
 fn http2_cleartext_only_when_switched_on() {
     let off = start("");
-    assert!(h2c_get(&off.addr, "/healthz").is_err(), "HTTP/2 answered although server.http2 = false");
+    assert!(
+        h2c_get(&off.addr, "/healthz").is_err(),
+        "HTTP/2 answered although server.http2 = false"
+    );
     let on = start("http2 = true");
     assert_eq!(h2c_get(&on.addr, "/healthz"), Ok(reqwest::Version::HTTP_2));
-    assert_eq!(request_within(&on.addr, "GET", "/healthz", &[], Duration::from_secs(10)).expect("HTTP/1.1 too").status, 200);
+    assert_eq!(
+        request_within(&on.addr, "GET", "/healthz", &[], Duration::from_secs(10))
+            .expect("HTTP/1.1 too")
+            .status,
+        200
+    );
 }
 
 #[test]
 fn https_with_a_generated_certificate() {
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("certificate");
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("certificate");
     let dir = tempfile::tempdir().expect("temp dir");
     let (cert_path, key_path) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
     std::fs::write(&cert_path, cert.cert.pem()).expect("write cert");
@@ -119,7 +146,8 @@ fn https_with_a_generated_certificate() {
     let port = m.addr.rsplit(':').next().expect("port");
 
     install_crypto_provider();
-    let root = reqwest::Certificate::from_pem(cert.cert.pem().as_bytes()).expect("root certificate");
+    let root =
+        reqwest::Certificate::from_pem(cert.cert.pem().as_bytes()).expect("root certificate");
     let client = reqwest::blocking::Client::builder()
         .tls_certs_only([root])
         .resolve("localhost", m.addr.parse().expect("socket address"))
@@ -127,7 +155,10 @@ fn https_with_a_generated_certificate() {
         .no_proxy()
         .build()
         .expect("HTTPS client");
-    let r = client.get(format!("https://localhost:{port}/api/namespaces")).send().expect("HTTPS request");
+    let r = client
+        .get(format!("https://localhost:{port}/api/namespaces"))
+        .send()
+        .expect("HTTPS request");
     assert_eq!(r.status(), 200);
     assert_eq!(r.version(), reqwest::Version::HTTP_2, "ALPN h2 with server.http2 = true");
     let body: serde_json::Value = r.json().expect("JSON");

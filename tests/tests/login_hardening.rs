@@ -15,7 +15,8 @@ fn start(auth: &str) -> Meshlens {
         "[server]\nport = 0\n[auth]\n{auth}\n[plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n",
         plugins.path()
     );
-    Meshlens::start(&cfg, &[], vec![plugins]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+    Meshlens::start(&cfg, &[], vec![plugins])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
 }
 
 fn basic(m: &Meshlens, path: &str, user: &str, pass: &str) -> Response {
@@ -72,7 +73,11 @@ fn an_argon2_password_hash_is_accepted() {
     let m = start(&format!("username = \"ops\"\npassword_hash = {phc:?}"));
     assert_eq!(basic(&m, "/api/namespaces", "ops", "hashed secret").status, 200);
     assert_eq!(basic(&m, "/api/namespaces", "ops", "hashed secreT").status, 401);
-    assert_eq!(basic(&m, "/api/namespaces", "ops", &phc).status, 401, "the hash itself is not the password");
+    assert_eq!(
+        basic(&m, "/api/namespaces", "ops", &phc).status,
+        401,
+        "the hash itself is not the password"
+    );
     let t = token(&m, "ops", "hashed secret");
     assert_eq!(bearer(&m, &t).status, 200);
 
@@ -87,7 +92,8 @@ fn an_argon2_password_hash_is_accepted() {
 
 #[test]
 fn tokens_carry_and_require_issuer_and_audience_and_are_never_cached() {
-    let m = start(&format!("password = \"pw\"\nissuer = \"meshlens-test\"\nsigning_key = {KEY_A:?}"));
+    let m =
+        start(&format!("password = \"pw\"\nissuer = \"meshlens-test\"\nsigning_key = {KEY_A:?}"));
     let r = basic(&m, "/api/token", "admin", "pw");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("cache-control"), Some("no-store"));
@@ -116,14 +122,19 @@ fn several_signing_keys_rotate() {
     let old = start(&format!("password = \"pw\"\nsigning_key = {KEY_B:?}"));
     let rotated = start(&format!("password = \"pw\"\nsigning_key = [{KEY_A:?}, {KEY_B:?}]"));
     let new_only = start(&format!("password = \"pw\"\nsigning_key = [{KEY_A:?}]"));
-    let unknown = start("password = \"pw\"\nsigning_key = \"key-c-0123456789abcdef0123456789abcdef\"");
+    let unknown =
+        start("password = \"pw\"\nsigning_key = \"key-c-0123456789abcdef0123456789abcdef\"");
 
     // A token signed with the second key is accepted; the first key signs new ones.
     let from_old = token(&old, "admin", "pw");
     assert_eq!(bearer(&rotated, &from_old).status, 200);
     let from_rotated = token(&rotated, "admin", "pw");
     assert_eq!(bearer(&new_only, &from_rotated).status, 200);
-    assert_eq!(bearer(&old, &from_rotated).status, 401, "signed with the first key, not the second");
+    assert_eq!(
+        bearer(&old, &from_rotated).status,
+        401,
+        "signed with the first key, not the second"
+    );
     // An unknown key is refused.
     let r = bearer(&rotated, &token(&unknown, "admin", "pw"));
     assert_eq!(r.status, 401);

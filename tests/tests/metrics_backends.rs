@@ -19,7 +19,11 @@ use plugin_api::{
 fn rate_query(t: i64) -> MetricQuery {
     MetricQuery {
         metric: "istio_requests_total".into(),
-        matchers: vec![Matcher::eq("reporter", "source"), Matcher::eq("destination_service_name", "reviews")].into(),
+        matchers: vec![
+            Matcher::eq("reporter", "source"),
+            Matcher::eq("destination_service_name", "reviews"),
+        ]
+        .into(),
         func: RangeFunc::Rate,
         window_secs: 60,
         group_by: RSome(RVec::new()),
@@ -59,7 +63,11 @@ fn a_store_that_never_answers_is_a_timeout() {
             held.push(conn);
         }
     });
-    let b = configured_backend("metrics-prometheus", "prometheus", serde_json::json!({ "url": format!("http://127.0.0.1:{port}") }));
+    let b = configured_backend(
+        "metrics-prometheus",
+        "prometheus",
+        serde_json::json!({ "url": format!("http://127.0.0.1:{port}") }),
+    );
     let e = b.query(&rate_query(1_700_000_000), 300).into_result().unwrap_err();
     assert_eq!(e.kind, ErrorKind::Timeout, "{e}");
 }
@@ -142,19 +150,36 @@ fn a_refused_query_is_invalid_input_and_a_store_error_unavailable() {
         "400 Bad Request",
         r#"{"status":"error","errorType":"bad_data","error":"parse error: unexpected character"}"#,
     );
-    let b = configured_backend("metrics-prometheus", "prometheus", serde_json::json!({ "url": format!("http://127.0.0.1:{port}") }));
+    let b = configured_backend(
+        "metrics-prometheus",
+        "prometheus",
+        serde_json::json!({ "url": format!("http://127.0.0.1:{port}") }),
+    );
     let e = b.query(&rate_query(1), 2_000).into_result().unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidInput, "{e}");
     assert!(e.message.contains("parse error"), "{e}");
-    let (port, _) = fake_store("503 Service Unavailable", r#"{"status":"error","errorType":"unavailable","error":"not ready"}"#);
-    let b = configured_backend("metrics-prometheus", "prometheus", serde_json::json!({ "url": format!("http://127.0.0.1:{port}") }));
-    assert_eq!(b.query(&rate_query(1), 2_000).into_result().unwrap_err().kind, ErrorKind::Unavailable);
+    let (port, _) = fake_store(
+        "503 Service Unavailable",
+        r#"{"status":"error","errorType":"unavailable","error":"not ready"}"#,
+    );
+    let b = configured_backend(
+        "metrics-prometheus",
+        "prometheus",
+        serde_json::json!({ "url": format!("http://127.0.0.1:{port}") }),
+    );
+    assert_eq!(
+        b.query(&rate_query(1), 2_000).into_result().unwrap_err().kind,
+        ErrorKind::Unavailable
+    );
 }
 
 #[test]
 fn unknown_config_keys_are_named() {
     let b = load_backend("metrics-prometheus", "prometheus");
-    let e = b.configure(r#"{"url":"http://127.0.0.1:1","bearer":"x"}"#.into()).into_result().unwrap_err();
+    let e = b
+        .configure(r#"{"url":"http://127.0.0.1:1","bearer":"x"}"#.into())
+        .into_result()
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidInput);
     assert!(e.message.contains("\"bearer\""), "{e}");
     let b = load_backend("metrics-openmetrics-file", "openmetrics_file");
@@ -169,11 +194,16 @@ fn unknown_config_keys_are_named() {
 fn status_reports_the_real_version_and_a_stopped_store_recovers() {
     let f = fixture(&["--end", "1700000000", "--minutes", "30"]);
     let mut server = PromServer::start(&f);
-    let b = configured_backend("metrics-prometheus", "prometheus", serde_json::json!({ "url": server.url() }));
+    let b = configured_backend(
+        "metrics-prometheus",
+        "prometheus",
+        serde_json::json!({ "url": server.url() }),
+    );
     let status = b.status().into_result().unwrap();
     // `prometheus --version` prints "prometheus, version 2.42.0+ds (branch: ...".
     let out = std::process::Command::new(tool("prometheus")).arg("--version").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     let version = text.split_whitespace().skip_while(|w| *w != "version").nth(1).unwrap();
     assert_eq!(status.name.as_str(), "Prometheus");
     assert_eq!(status.version.as_str(), version);
@@ -214,10 +244,17 @@ fn the_embedded_store_answers_the_generated_rates() {
             let got = r
                 .series
                 .iter()
-                .find(|s| label_value(&s.labels, "destination_workload") == Some(wl) && label_value(&s.labels, "response_code") == Some(code))
+                .find(|s| {
+                    label_value(&s.labels, "destination_workload") == Some(wl)
+                        && label_value(&s.labels, "response_code") == Some(code)
+                })
                 .unwrap_or_else(|| panic!("no series for {wl} {code}"));
             let want = row["rate"].as_f64().unwrap();
-            assert!((got.samples[0].v - want).abs() < 1e-9 * want, "{wl} {code}: {} vs {want}", got.samples[0].v);
+            assert!(
+                (got.samples[0].v - want).abs() < 1e-9 * want,
+                "{wl} {code}: {} vs {want}",
+                got.samples[0].v
+            );
         }
     }
     assert_eq!(r.series.len(), 4, "{:?}", r.series);
@@ -225,7 +262,9 @@ fn the_embedded_store_answers_the_generated_rates() {
     assert!(status.url.as_str().ends_with("metrics.om"));
 }
 
-fn embedded_over(args: &[&str]) -> (std::sync::Arc<integration_tests::prometheus::Fixture>, plugin_api::MetricsBackendBox) {
+fn embedded_over(
+    args: &[&str],
+) -> (std::sync::Arc<integration_tests::prometheus::Fixture>, plugin_api::MetricsBackendBox) {
     let f = fixture(args);
     let b = configured_backend(
         "metrics-openmetrics-file",
@@ -237,7 +276,18 @@ fn embedded_over(args: &[&str]) -> (std::sync::Arc<integration_tests::prometheus
 
 #[test]
 fn the_generator_makes_a_counters_only_synthetic_mesh() {
-    let (f, b) = embedded_over(&["--end", "1700000000", "--minutes", "5", "--topology", "synthetic", "--namespaces", "3", "--workloads", "4"]);
+    let (f, b) = embedded_over(&[
+        "--end",
+        "1700000000",
+        "--minutes",
+        "5",
+        "--topology",
+        "synthetic",
+        "--namespaces",
+        "3",
+        "--workloads",
+        "4",
+    ]);
     let mut q = rate_query(1_700_000_000);
     q.matchers = vec![Matcher::eq("reporter", "source")].into();
     q.group_by = RSome(vec!["destination_workload_namespace".into()].into());
@@ -270,7 +320,9 @@ fn the_generator_can_use_the_older_seconds_histogram() {
     let mut h = rate_query(1_700_000_000);
     h.metric = "istio_request_duration_seconds".into();
     h.histogram = HistogramStat::Avg;
-    h.matchers = vec![Matcher::eq("destination_workload", "reviews-v1"), Matcher::eq("reporter", "source")].into();
+    h.matchers =
+        vec![Matcher::eq("destination_workload", "reviews-v1"), Matcher::eq("reporter", "source")]
+            .into();
     let r = b.query(&h, 10_000).into_result().unwrap();
     assert_eq!(r.series.len(), 1);
     // The generator's mean for the row, already in seconds.
@@ -281,7 +333,11 @@ fn the_generator_can_use_the_older_seconds_histogram() {
         .find(|e| e["destination"]["workload"] == "reviews-v1")
         .map(|e| e["series"][0]["duration_mean"].as_f64().unwrap())
         .unwrap();
-    assert!((r.series[0].samples[0].v - want).abs() < 1e-9, "{} vs {want}", r.series[0].samples[0].v);
+    assert!(
+        (r.series[0].samples[0].v - want).abs() < 1e-9,
+        "{} vs {want}",
+        r.series[0].samples[0].v
+    );
     h.metric = "istio_request_duration_milliseconds".into();
     assert!(b.query(&h, 10_000).into_result().unwrap().series.is_empty());
 }

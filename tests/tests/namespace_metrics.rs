@@ -8,7 +8,10 @@ use integration_tests::{
 use serde_json::Value;
 
 fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// Data from 30 minutes before this process to 30 minutes after it, so ranges ending "now"
@@ -21,7 +24,8 @@ fn demo() -> std::sync::Arc<Fixture> {
 }
 
 fn start(backend: &str, table: String) -> Meshlens {
-    let package = if backend == "prometheus" { "metrics-prometheus" } else { "metrics-openmetrics-file" };
+    let package =
+        if backend == "prometheus" { "metrics-prometheus" } else { "metrics-openmetrics-file" };
     let dir = plugin_dir(&[package]);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n\
@@ -33,7 +37,11 @@ fn start(backend: &str, table: String) -> Meshlens {
 }
 
 /// Sum over the generator's series of `field`, for series matching `keep`.
-fn expected_sum(expected: &Value, keep: impl Fn(&Value, &Value, &Value) -> bool, field: &str) -> f64 {
+fn expected_sum(
+    expected: &Value,
+    keep: impl Fn(&Value, &Value, &Value) -> bool,
+    field: &str,
+) -> f64 {
     let mut total = 0.0;
     for edge in expected["edges"].as_array().expect("edges") {
         for s in edge["series"].as_array().expect("series") {
@@ -76,13 +84,32 @@ fn check(m: &Meshlens, expected: &Value) {
     assert_all_close(&rc[0], expected_sum(expected, out_src, "rate"), "request_count");
     let errors = expected_sum(
         expected,
-        |e, s, src| out_src(e, s, src) && s["response_code"].as_str().is_some_and(|c| c.starts_with('4') || c.starts_with('5')),
+        |e, s, src| {
+            out_src(e, s, src)
+                && s["response_code"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with('4') || c.starts_with('5'))
+        },
         "rate",
     );
-    assert_all_close(&v["metrics"]["request_error_count"]["matrix"][0], errors, "request_error_count");
-    let tcp = |e: &Value, s: &Value, src: &Value| e["protocol"] == "tcp" && s["reporter"] == "source" && src["namespace"] == "bookinfo";
-    assert_all_close(&v["metrics"]["tcp_sent"]["matrix"][0], expected_sum(expected, tcp, "sent_bytes"), "tcp_sent");
-    assert_all_close(&v["metrics"]["tcp_received"]["matrix"][0], expected_sum(expected, tcp, "received_bytes"), "tcp_received");
+    assert_all_close(
+        &v["metrics"]["request_error_count"]["matrix"][0],
+        errors,
+        "request_error_count",
+    );
+    let tcp = |e: &Value, s: &Value, src: &Value| {
+        e["protocol"] == "tcp" && s["reporter"] == "source" && src["namespace"] == "bookinfo"
+    };
+    assert_all_close(
+        &v["metrics"]["tcp_sent"]["matrix"][0],
+        expected_sum(expected, tcp, "sent_bytes"),
+        "tcp_sent",
+    );
+    assert_all_close(
+        &v["metrics"]["tcp_received"]["matrix"][0],
+        expected_sum(expected, tcp, "received_bytes"),
+        "tcp_received",
+    );
     // Histogram average = rate-weighted mean duration of the same requests.
     let weighted: f64 = expected_sum(
         expected,
@@ -98,7 +125,11 @@ fn check(m: &Meshlens, expected: &Value) {
         }
     }
     // Always seconds, whichever histogram the store holds.
-    let to_seconds = if expected["duration_metric"] == "istio_request_duration_milliseconds" { 1000.0 } else { 1.0 };
+    let to_seconds = if expected["duration_metric"] == "istio_request_duration_milliseconds" {
+        1000.0
+    } else {
+        1.0
+    };
     let dur = &v["histograms"]["request_duration"];
     assert_all_close(&dur["avg"]["matrix"][0], num / weighted / to_seconds, "request_duration avg");
     assert!(dur["0.5"]["matrix"][0]["values"].as_array().is_some_and(|a| !a.is_empty()), "{dur}");
@@ -113,7 +144,13 @@ fn check(m: &Meshlens, expected: &Value) {
     let matrix = g["metrics"]["request_count"]["matrix"].as_array().expect("matrix");
     for s in matrix {
         let app = s["metric"]["destination_app"].as_str().expect("destination_app label");
-        let want = expected_sum(expected, |e, s, src| out_src(e, s, src) && e["destination"]["app"].as_str().unwrap_or("unknown") == app, "rate");
+        let want = expected_sum(
+            expected,
+            |e, s, src| {
+                out_src(e, s, src) && e["destination"]["app"].as_str().unwrap_or("unknown") == app
+            },
+            "rate",
+        );
         assert_all_close(s, want, &format!("request_count to {app}"));
     }
     assert!(matrix.len() >= 4, "{matrix:?}");
@@ -122,7 +159,11 @@ fn check(m: &Meshlens, expected: &Value) {
     let inb = m.get(&format!("/api/namespaces/bookinfo/metrics?{range}&filters[]=request_count&direction=inbound&reporter=destination")).json();
     let want = expected_sum(
         expected,
-        |e, s, _| s["reporter"] == "destination" && e["destination"]["namespace"] == "bookinfo" && e["protocol"] != "tcp",
+        |e, s, _| {
+            s["reporter"] == "destination"
+                && e["destination"]["namespace"] == "bookinfo"
+                && e["protocol"] != "tcp"
+        },
         "rate",
     );
     assert_all_close(&inb["metrics"]["request_count"]["matrix"][0], want, "inbound request_count");

@@ -30,7 +30,9 @@ fn error_bodies_do_not_reflect_request_text() {
         format!("/api/namespaces/bookinfo/metrics?direction={MARK}"),
         format!("/api/namespaces/bookinfo/apps/reviews/dashboard?rateFunc={MARK}"),
         format!("/api/namespaces/bookinfo/apps/reviews/customdashboard/{MARK}"),
-        format!("/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server?quantiles[]={MARK}"),
+        format!(
+            "/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server?quantiles[]={MARK}"
+        ),
     ];
     let mut reflected = Vec::new();
     for p in &paths {

@@ -13,7 +13,10 @@ use integration_tests::{
     server::{BUNDLED, Meshlens, plugin_dir, workspace_root},
 };
 use metrics_simulation::{Model, Topology};
-use plugin_api::{HistogramStat, MetricQuery, QueryTime, RangeFunc, abi_stable::std_types::{RNone, RVec}};
+use plugin_api::{
+    HistogramStat, MetricQuery, QueryTime, RangeFunc,
+    abi_stable::std_types::{RNone, RVec},
+};
 use serde_json::Value;
 
 const TOL: f64 = 1e-6;
@@ -27,7 +30,10 @@ fn topology() -> PathBuf {
 }
 
 fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 fn server(backend: &str, table: &str) -> Meshlens {
@@ -42,7 +48,10 @@ fn server(backend: &str, table: &str) -> Meshlens {
 }
 
 fn simulator(start: i64, clock: &str) -> Meshlens {
-    server("simulator", &format!("topology = \"{}\"\nstart = {start}\nclock = \"{clock}\"", topology().display()))
+    server(
+        "simulator",
+        &format!("topology = \"{}\"\nstart = {start}\nclock = \"{clock}\"", topology().display()),
+    )
 }
 
 fn close(x: f64, y: f64, at: &str) {
@@ -56,10 +65,12 @@ fn same(a: &Value, b: &Value, at: &str) {
         (Value::Number(x), Value::Number(y)) => {
             close(x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN), at);
         }
-        (Value::String(x), Value::String(y)) if x != y => match (x.parse::<f64>(), y.parse::<f64>()) {
-            (Ok(x), Ok(y)) => close(x, y, at),
-            _ => assert_eq!(x, y, "{at}"),
-        },
+        (Value::String(x), Value::String(y)) if x != y => {
+            match (x.parse::<f64>(), y.parse::<f64>()) {
+                (Ok(x), Ok(y)) => close(x, y, at),
+                _ => assert_eq!(x, y, "{at}"),
+            }
+        }
         (Value::Array(x), Value::Array(y)) => {
             assert_eq!(x.len(), y.len(), "{at}: lengths\n{a}\n{b}");
             for (i, (x, y)) in x.iter().zip(y).enumerate() {
@@ -147,7 +158,11 @@ fn now_step() -> i64 {
 fn edge_names(graph: &Value) -> Vec<(String, String)> {
     let nodes = graph["elements"]["nodes"].as_array().cloned().unwrap_or_default();
     let name = |id: &Value| -> String {
-        let n = nodes.iter().find(|n| &n["data"]["id"] == id).map(|n| n["data"].clone()).unwrap_or_default();
+        let n = nodes
+            .iter()
+            .find(|n| &n["data"]["id"] == id)
+            .map(|n| n["data"].clone())
+            .unwrap_or_default();
         for key in ["workload", "service"] {
             if let Some(s) = n[key].as_str().filter(|s| !s.is_empty()) {
                 return s.to_string();
@@ -157,7 +172,9 @@ fn edge_names(graph: &Value) -> Vec<(String, String)> {
     };
     let mut out: Vec<(String, String)> = graph["elements"]["edges"]
         .as_array()
-        .map(|edges| edges.iter().map(|e| (name(&e["data"]["source"]), name(&e["data"]["target"]))).collect())
+        .map(|edges| {
+            edges.iter().map(|e| (name(&e["data"]["source"]), name(&e["data"]["target"]))).collect()
+        })
         .unwrap_or_default();
     out.sort();
     out
@@ -167,8 +184,11 @@ fn edge_names(graph: &Value) -> Vec<(String, String)> {
 fn topology_edges() -> Vec<(String, String)> {
     let t = Topology::load(&topology()).expect("topology");
     let short = |k: &str| k.rsplit('/').next().unwrap_or(k).to_string();
-    let mut out: Vec<(String, String)> =
-        t.edge.iter().map(|e| (short(&e.from), e.to.as_deref().map(short).unwrap_or_else(|| e.service.clone()))).collect();
+    let mut out: Vec<(String, String)> = t
+        .edge
+        .iter()
+        .map(|e| (short(&e.from), e.to.as_deref().map(short).unwrap_or_else(|| e.service.clone())))
+        .collect();
     out.sort();
     out
 }
@@ -203,7 +223,10 @@ fn two_simulated_hours_keep_every_edge_and_the_same_memory() {
     // Health reads the wall clock, which is two hours after the start.
     let ns = s.get("/api/namespaces/bookinfo/health?type=app").json();
     for app in ["productpage", "reviews", "ratings", "details"] {
-        assert!(ns[app]["requests"]["errorRatio"].as_f64().is_some_and(|r| r >= 0.0), "{app}: {ns}");
+        assert!(
+            ns[app]["requests"]["errorRatio"].as_f64().is_some_and(|r| r >= 0.0),
+            "{app}: {ns}"
+        );
     }
     let reviews = s.get("/api/namespaces/bookinfo/apps/reviews/health").json();
     assert!(reviews["requests"]["requestCount"].as_f64().is_some_and(|r| r > 9.0), "{reviews}");
@@ -219,7 +242,11 @@ fn two_simulated_hours_keep_every_edge_and_the_same_memory() {
             .iter()
             .map(|m| {
                 let r = b.query(&backend_query(m, t), 5_000).into_result().expect("query");
-                r.series.first().and_then(|s| s.samples.first()).map(|s| s.v).expect("a size sample")
+                r.series
+                    .first()
+                    .and_then(|s| s.samples.first())
+                    .map(|s| s.v)
+                    .expect("a size sample")
             })
             .collect()
     };
@@ -233,13 +260,21 @@ fn two_simulated_hours_keep_every_edge_and_the_same_memory() {
 fn ratings_error_percent(m: &Meshlens, t: i64) -> f64 {
     let g = m.get(&format!("/api/namespaces/graph?namespaces=bookinfo&graphType=workload&queryTime={t}&duration=60s")).json();
     let nodes = g["elements"]["nodes"].as_array().cloned().unwrap_or_default();
-    let id = |w: &str| nodes.iter().find(|n| n["data"]["workload"] == w).map(|n| n["data"]["id"].clone());
-    let (src, dst) = (id("reviews-v2").expect("reviews-v2 node"), id("ratings-v1").expect("ratings-v1 node"));
+    let id = |w: &str| {
+        nodes.iter().find(|n| n["data"]["workload"] == w).map(|n| n["data"]["id"].clone())
+    };
+    let (src, dst) =
+        (id("reviews-v2").expect("reviews-v2 node"), id("ratings-v1").expect("ratings-v1 node"));
     let edge = g["elements"]["edges"]
         .as_array()
-        .and_then(|e| e.iter().find(|e| e["data"]["source"] == src && e["data"]["target"] == dst).cloned())
+        .and_then(|e| {
+            e.iter().find(|e| e["data"]["source"] == src && e["data"]["target"] == dst).cloned()
+        })
         .unwrap_or_else(|| panic!("no reviews-v2 -> ratings-v1 edge at {t}: {g}"));
-    edge["data"]["traffic"]["rates"]["httpPercentErr"].as_str().and_then(|s| s.parse().ok()).unwrap_or(0.0)
+    edge["data"]["traffic"]["rates"]["httpPercentErr"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0)
 }
 
 #[test]
@@ -263,7 +298,11 @@ fn the_error_burst_shows_when_the_cycle_says_and_not_otherwise() {
         ] {
             let pct = ratings_error_percent(&s, t);
             let want = if burst { 55.0 } else { 10.0 };
-            assert!((pct - want).abs() < 0.05, "at minute {} of cycle {cycle}: {pct} %, want {want} %", (t - base) / 60);
+            assert!(
+                (pct - want).abs() < 0.05,
+                "at minute {} of cycle {cycle}: {pct} %, want {want} %",
+                (t - base) / 60
+            );
         }
     }
 
@@ -275,12 +314,21 @@ fn the_error_burst_shows_when_the_cycle_says_and_not_otherwise() {
     let health = |m: &Meshlens| {
         let h = m.get("/api/namespaces/bookinfo/apps/ratings/health?rateInterval=1m").json();
         let r = &h["requests"];
-        (r["requestErrorCount"].as_f64().unwrap_or(-1.0), r["requestCount"].as_f64().unwrap_or(-1.0))
+        (
+            r["requestErrorCount"].as_f64().unwrap_or(-1.0),
+            r["requestCount"].as_f64().unwrap_or(-1.0),
+        )
     };
     // ratings-v1 takes 3 req/s over HTTP (0.3 answered 503; 1.65 in the burst) and 2 over
     // gRPC (HTTP 200 throughout); its own calls are TCP.
     let (err, total) = health(&inside);
-    assert!((total - 5.0).abs() < 1e-6 && (err - 1.65).abs() < 1e-6, "in the burst: {err} of {total}");
+    assert!(
+        (total - 5.0).abs() < 1e-6 && (err - 1.65).abs() < 1e-6,
+        "in the burst: {err} of {total}"
+    );
     let (err, total) = health(&after);
-    assert!((total - 5.0).abs() < 1e-6 && (err - 0.3).abs() < 1e-6, "after the burst: {err} of {total}");
+    assert!(
+        (total - 5.0).abs() < 1e-6 && (err - 0.3).abs() < 1e-6,
+        "after the burst: {err} of {total}"
+    );
 }

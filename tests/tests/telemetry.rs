@@ -8,7 +8,9 @@ use std::{
 };
 
 use integration_tests::prometheus::{Fixture, PromServer, fixture};
-use integration_tests::server::{BUNDLED, Meshlens, basic_auth, plugin_dir, viewers, workspace_root};
+use integration_tests::server::{
+    BUNDLED, Meshlens, basic_auth, plugin_dir, viewers, workspace_root,
+};
 use serde_json::Value;
 
 const GRAPH: &str = "/api/namespaces/graph?namespaces=bookinfo&graphType=versionedApp";
@@ -43,7 +45,8 @@ fn poll<T>(limit: Duration, mut check: impl FnMut() -> Option<T>) -> Option<T> {
 
 /// The value of one sample line of an OpenMetrics text (`name{labels} value`).
 fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.split(' ').next()?.parse().ok())
 }
 
 #[test]
@@ -51,11 +54,16 @@ fn prometheus_scrapes_the_self_metrics_and_sees_a_graph_request() {
     let f = data();
     let prom = PromServer::start(&f);
     let dir = plugin_dir(BUNDLED);
-    let m = Meshlens::start(&config(&prom, dir.path(), ""), &[], vec![dir]).expect("meshlens starts");
+    let m =
+        Meshlens::start(&config(&prom, dir.path(), ""), &[], vec![dir]).expect("meshlens starts");
 
     let r = m.get("/metrics");
     assert_eq!(r.status, 200);
-    assert!(r.header("content-type").is_some_and(|c| c.starts_with("application/openmetrics-text")), "{:?}", r.headers);
+    assert!(
+        r.header("content-type").is_some_and(|c| c.starts_with("application/openmetrics-text")),
+        "{:?}",
+        r.headers
+    );
     let text = r.text();
     for name in [
         "meshlens_build_info{",
@@ -66,10 +74,15 @@ fn prometheus_scrapes_the_self_metrics_and_sees_a_graph_request() {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
     assert!(text.contains(&format!("version=\"{}\"", env!("CARGO_PKG_VERSION"))), "{text}");
-    assert!(sample(&text, "meshlens_cluster_objects{kind=\"Pod\"}").is_some_and(|v| v > 0.0), "{text}");
+    assert!(
+        sample(&text, "meshlens_cluster_objects{kind=\"Pod\"}").is_some_and(|v| v > 0.0),
+        "{text}"
+    );
 
     prom.scrape("meshlens", &m.addr, "/metrics");
-    let up = poll(Duration::from_secs(30), || prom.query_value("up{job=\"meshlens\"}").filter(|v| *v == 1.0));
+    let up = poll(Duration::from_secs(30), || {
+        prom.query_value("up{job=\"meshlens\"}").filter(|v| *v == 1.0)
+    });
     assert_eq!(up, Some(1.0), "prometheus never scraped meshlens; log:\n{}", prom.log());
 
     let series = "meshlens_api_requests_total{job=\"meshlens\",operation=\"graphNamespaces\",status=\"200\"}";
@@ -102,17 +115,29 @@ fn metrics_endpoint_can_be_private_off_or_on_its_own_port() {
     let dir = plugin_dir(&["metrics-prometheus"]);
     let cfg = config(&prom, dir.path(), "")
         .replace("strategy = \"anonymous\"", "strategy = \"login\"\npassword = \"s3cret\"")
-        .replace("port = 0\n", "port = 0\nweb_root = \"/mesh\"\n[server.metrics]\npublic = false\nport = 0\n");
+        .replace(
+            "port = 0\n",
+            "port = 0\nweb_root = \"/mesh\"\n[server.metrics]\npublic = false\nport = 0\n",
+        );
     let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
     let denied = m.get("/mesh/metrics");
     assert_eq!(denied.status, 401);
     assert_eq!(denied.json()["code"], 401);
     let ok = m.get_with("/mesh/metrics", &[("Authorization", &basic_auth("admin", "s3cret"))]);
     assert_eq!(ok.status, 200);
-    assert!(ok.text().contains("meshlens_auth_failures_total{operation=\"metrics\"} 1"), "{}", ok.text());
+    assert!(
+        ok.text().contains("meshlens_auth_failures_total{operation=\"metrics\"} 1"),
+        "{}",
+        ok.text()
+    );
     assert_eq!(m.get("/metrics").status, 404, "only below the web root");
     // The separate port answers without credentials.
-    let line = m.stdout.lock().unwrap().iter().find_map(|l| l.strip_prefix("meshlens metrics on http://").map(str::to_string));
+    let line = m
+        .stdout
+        .lock()
+        .unwrap()
+        .iter()
+        .find_map(|l| l.strip_prefix("meshlens metrics on http://").map(str::to_string));
     let url = line.expect("the metrics port is printed");
     let addr = url.strip_suffix("/metrics").expect("address and path");
     let own = integration_tests::server::request(addr, "GET", "/metrics", &[]);
@@ -120,7 +145,8 @@ fn metrics_endpoint_can_be_private_off_or_on_its_own_port() {
     assert!(own.text().contains("meshlens_build_info{"));
 
     let dir = plugin_dir(&["metrics-prometheus"]);
-    let off = config(&prom, dir.path(), "").replace("port = 0\n", "port = 0\n[server.metrics]\nenabled = false\n");
+    let off = config(&prom, dir.path(), "")
+        .replace("port = 0\n", "port = 0\n[server.metrics]\nenabled = false\n");
     let m = Meshlens::start(&off, &[], vec![dir]).expect("meshlens starts");
     let r = m.get("/metrics");
     assert_eq!(r.status, 404);
@@ -131,7 +157,10 @@ fn json_lines(m: &Meshlens) -> Vec<Value> {
     let lines = m.logs.lock().unwrap().clone();
     lines
         .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("log line is not JSON ({e}): {l}")))
+        .map(|l| {
+            serde_json::from_str::<Value>(l)
+                .unwrap_or_else(|e| panic!("log line is not JSON ({e}): {l}"))
+        })
         .collect()
 }
 
@@ -140,8 +169,10 @@ fn json_logs_carry_one_line_per_request_with_its_id() {
     let f = data();
     let prom = PromServer::start(&f);
     let dir = plugin_dir(BUNDLED);
-    let cfg = config(&prom, dir.path(), "").replace("strategy = \"anonymous\"", "strategy = \"login\"\npassword = \"s3cret\"");
-    let m = Meshlens::start(&cfg, &[("MESHLENS_LOG__FORMAT", "json")], vec![dir]).expect("meshlens starts");
+    let cfg = config(&prom, dir.path(), "")
+        .replace("strategy = \"anonymous\"", "strategy = \"login\"\npassword = \"s3cret\"");
+    let m = Meshlens::start(&cfg, &[("MESHLENS_LOG__FORMAT", "json")], vec![dir])
+        .expect("meshlens starts");
     let auth = basic_auth("admin", "s3cret");
 
     let given = m.get_with(GRAPH, &[("Authorization", &auth), ("X-Request-Id", "trace-42.a")]);
@@ -150,7 +181,10 @@ fn json_logs_carry_one_line_per_request_with_its_id() {
     let token = m.get_with("/api/token", &[("Authorization", &auth)]);
     assert_eq!(token.status, 200);
     let generated = token.header("x-request-id").expect("an id is generated").to_string();
-    assert!(generated.len() == 32 && generated.bytes().all(|b| b.is_ascii_hexdigit()), "{generated}");
+    assert!(
+        generated.len() == 32 && generated.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{generated}"
+    );
     let missing = m.get("/api/nothing/here");
     assert_eq!(missing.status, 404);
     let other = missing.header("x-request-id").expect("errors carry an id too");
@@ -166,21 +200,34 @@ fn json_logs_carry_one_line_per_request_with_its_id() {
     .expect("four request lines");
     let requests: Vec<&Value> = lines.iter().filter(|l| l["message"] == "request").collect();
     for l in &requests {
-        for field in ["request_id", "operation", "status", "duration_ms", "backend_queries", "level", "timestamp"] {
+        for field in [
+            "request_id",
+            "operation",
+            "status",
+            "duration_ms",
+            "backend_queries",
+            "level",
+            "timestamp",
+        ] {
             assert!(!l[field].is_null(), "{field} missing in {l}");
         }
     }
-    let graph = requests.iter().find(|l| l["request_id"] == "trace-42.a").expect("the graph's line");
+    let graph =
+        requests.iter().find(|l| l["request_id"] == "trace-42.a").expect("the graph's line");
     assert_eq!(graph["operation"], "graphNamespaces");
     assert_eq!(graph["status"], 200);
     assert!(graph["backend_queries"].as_u64().is_some_and(|n| n > 0), "{graph}");
-    let login = requests.iter().find(|l| l["request_id"] == generated.as_str()).expect("the token's line");
+    let login =
+        requests.iter().find(|l| l["request_id"] == generated.as_str()).expect("the token's line");
     assert_eq!(login["operation"], "GetToken");
     assert_eq!(login["user"], "admin");
     assert_eq!(login["backend_queries"], 0);
     let nf = requests.iter().find(|l| l["request_id"] == other).expect("the 404's line");
     assert_eq!((nf["operation"].as_str(), nf["status"].as_u64()), (Some("unmatched"), Some(404)));
-    assert!(lines.iter().all(|l| !l.to_string().contains("s3cret")), "the password is never logged");
+    assert!(
+        lines.iter().all(|l| !l.to_string().contains("s3cret")),
+        "the password is never logged"
+    );
 }
 
 /// Mesh queries Prometheus executed, as (query, evaluation time) with how often each ran.
@@ -188,7 +235,10 @@ fn executed(prom: &PromServer) -> BTreeMap<(String, i64), usize> {
     let mut runs = BTreeMap::new();
     for p in prom.executed_queries() {
         let q = p["query"].as_str().unwrap_or_default().to_string();
-        let end = p["end"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).map(|t| t.timestamp());
+        let end = p["end"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.timestamp());
         if let (true, Some(end)) = (q.contains("istio_"), end) {
             *runs.entry((q, end)).or_default() += 1;
         }
@@ -201,7 +251,8 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     let f = data();
     let prom = PromServer::start_logging_queries(&f);
     let dir = plugin_dir(BUNDLED);
-    let m = Meshlens::start(&config(&prom, dir.path(), "cache_ttl = \"10s\""), &[], vec![dir]).expect("meshlens starts");
+    let m = Meshlens::start(&config(&prom, dir.path(), "cache_ttl = \"10s\""), &[], vec![dir])
+        .expect("meshlens starts");
 
     let stamps: Vec<i64> = viewers(&m, GRAPH, 20, 10)
         .iter()
@@ -223,13 +274,18 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     let repeated: Vec<_> = runs.iter().filter(|(_, n)| **n > 1).collect();
     assert!(repeated.is_empty(), "queries sent more than once within a TTL: {repeated:?}");
     let times: BTreeSet<i64> = runs.keys().map(|(_, t)| *t).collect();
-    assert!(times.is_subset(&buckets), "queries are evaluated at the buckets' times: {times:?} vs {buckets:?}");
+    assert!(
+        times.is_subset(&buckets),
+        "queries are evaluated at the buckets' times: {times:?} vs {buckets:?}"
+    );
     let per_set = runs.len() / times.len();
     assert!(per_set >= 2, "{runs:?}");
 
     let text = m.get("/metrics").text();
     let hits = sample(&text, "meshlens_backend_cache_hits_total").unwrap_or(0.0);
-    let cached = sample(&text, "meshlens_backend_queries_total{backend=\"prometheus\",outcome=\"cached\"}").unwrap_or(0.0);
+    let cached =
+        sample(&text, "meshlens_backend_queries_total{backend=\"prometheus\",outcome=\"cached\"}")
+            .unwrap_or(0.0);
     assert!(hits > 0.0 && hits == cached, "hits {hits}, cached {cached}:\n{text}");
     assert!(sample(&text, "meshlens_backend_cache_entries").is_some_and(|v| v > 0.0), "{text}");
 
@@ -247,7 +303,9 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     }
     let runs = poll(Duration::from_secs(10), || {
         let r = executed(&prom);
-        let at = |t: i64| r.iter().filter(|((_, end), _)| *end == t).map(|(_, n)| *n).collect::<Vec<_>>();
+        let at = |t: i64| {
+            r.iter().filter(|((_, end), _)| *end == t).map(|(_, n)| *n).collect::<Vec<_>>()
+        };
         let (p, fu) = (at(past), at(f.end() + 3600));
         (!p.is_empty() && !fu.is_empty()).then_some((p, fu))
     })

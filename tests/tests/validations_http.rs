@@ -63,17 +63,35 @@ fn object_and_service_validations_and_their_errors() {
     assert_eq!(body["virtualservice"]["ratings"]["checks"][0]["path"], "spec/http[0]/route");
 
     let r = m.get("/namespaces/bookinfo/mesh/destinationrules/reviews/mesh_validations");
-    assert_eq!(r.json(), json!({"destinationrule": {"reviews": {"name": "reviews", "objectType": "destinationrule", "valid": true, "checks": []}}}));
+    assert_eq!(
+        r.json(),
+        json!({"destinationrule": {"reviews": {"name": "reviews", "objectType": "destinationrule", "valid": true, "checks": []}}})
+    );
 
     let r = m.get("/namespaces/bookinfo/services/ratings/mesh_validations");
     assert_eq!(r.status, 200);
     let body = r.json();
-    let kinds: Vec<(&String, Vec<&String>)> =
-        body.as_object().unwrap().iter().map(|(k, v)| (k, v.as_object().unwrap().keys().collect())).collect();
-    assert_eq!(format!("{kinds:?}"), r#"[("destinationrule", ["ratings"]), ("virtualservice", ["ratings"])]"#);
+    let kinds: Vec<(&String, Vec<&String>)> = body
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k, v.as_object().unwrap().keys().collect()))
+        .collect();
+    assert_eq!(
+        format!("{kinds:?}"),
+        r#"[("destinationrule", ["ratings"]), ("virtualservice", ["ratings"])]"#
+    );
 
     let msg = error_body(&m.get("/namespaces/bookinfo/mesh/widgets/x/mesh_validations"), 400);
-    for known in ["destinationrules", "virtualservices", "gateways", "serviceentries", "rules", "quotaspecs", "quotaspecbindings"] {
+    for known in [
+        "destinationrules",
+        "virtualservices",
+        "gateways",
+        "serviceentries",
+        "rules",
+        "quotaspecs",
+        "quotaspecbindings",
+    ] {
         assert!(msg.contains(known), "{msg}");
     }
     error_body(&m.get("/namespaces/bookinfo/mesh/virtualservices/ghost/mesh_validations"), 404);

@@ -17,14 +17,23 @@ fn answers(m: &Meshlens) -> Vec<(String, u16, Value)> {
         for svc in ["productpage", "reviews", "ratings", "details", "ghost"] {
             paths.push(format!("/namespaces/{ns}/services/{svc}/mesh_validations"));
         }
-        for (t, o) in [("virtualservices", "ratings"), ("virtualservices", "bookinfo"), ("destinationrules", "ratings"), ("gateways", "bookinfo-gateway"), ("serviceentries", "books-api")] {
+        for (t, o) in [
+            ("virtualservices", "ratings"),
+            ("virtualservices", "bookinfo"),
+            ("destinationrules", "ratings"),
+            ("gateways", "bookinfo-gateway"),
+            ("serviceentries", "books-api"),
+        ] {
             paths.push(format!("/namespaces/{ns}/mesh/{t}/{o}/mesh_validations"));
         }
     }
-    paths.into_iter().map(|p| {
-        let r = m.get(&p);
-        (p, r.status, r.json())
-    }).collect()
+    paths
+        .into_iter()
+        .map(|p| {
+            let r = m.get(&p);
+            (p, r.status, r.json())
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,7 +45,10 @@ async fn kube_and_snapshot_sources_give_the_same_validations() {
     let (kube, snapshot) = tokio::task::spawn_blocking(move || {
         let plugins = tempfile::tempdir().unwrap();
         let cfg = cluster_only_config(
-            &format!("source = \"kube\"\nkubeconfig = \"{}\"\nsync_timeout = \"20s\"", kubeconfig.display()),
+            &format!(
+                "source = \"kube\"\nkubeconfig = \"{}\"\nsync_timeout = \"20s\"",
+                kubeconfig.display()
+            ),
             plugins.path(),
         );
         let kube = Meshlens::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts on kube");

@@ -10,9 +10,9 @@ use std::{
 
 use meshlens_cluster::ClusterState;
 use meshlens_dashboards::{
-    AppParams, CustomParams, DashboardError, ProviderTemplates, RUNTIMES_ANNOTATION, Runtime, RuntimeCache,
-    TemplateCatalog, app_dashboard_plan, custom_dashboard_plan, DurationMetric,
-    resolve_runtimes,
+    AppParams, CustomParams, DashboardError, DurationMetric, ProviderTemplates,
+    RUNTIMES_ANNOTATION, Runtime, RuntimeCache, TemplateCatalog, app_dashboard_plan,
+    custom_dashboard_plan, resolve_runtimes,
 };
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
@@ -25,7 +25,11 @@ use crate::{
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("customDashboard", "/namespaces/{namespace}/apps/{app}/customdashboard/{template}", custom_dashboard),
+        Route::get(
+            "customDashboard",
+            "/namespaces/{namespace}/apps/{app}/customdashboard/{template}",
+            custom_dashboard,
+        ),
         Route::get("appDashboard", "/namespaces/{namespace}/apps/{app}/dashboard", app_dashboard),
     ]
 }
@@ -45,7 +49,9 @@ async fn run_query(engine: Arc<MetricsEngine>, q: MetricQuery) -> Result<QueryRe
     match engine.query(q).await {
         Ok(r) => Ok((*r).clone()),
         Err(e) => Err(match e {
-            MetricsError::NoBackend(_) | MetricsError::Unavailable(_) => PluginError::unavailable(e.to_string()),
+            MetricsError::NoBackend(_) | MetricsError::Unavailable(_) => {
+                PluginError::unavailable(e.to_string())
+            }
             MetricsError::Timeout(_) => PluginError::timeout(e.to_string()),
             MetricsError::BadQuery(_) => PluginError::invalid(e.to_string()),
             MetricsError::Internal(_) => PluginError::internal(e.to_string()),
@@ -55,7 +61,11 @@ async fn run_query(engine: Arc<MetricsEngine>, q: MetricQuery) -> Result<QueryRe
 
 /// Every provider's templates as an app in `namespace` sees them. Provider calls are
 /// synchronous (the folder provider reads files), so they run on the blocking pool.
-pub async fn template_catalog(state: &Arc<AppState>, cluster: &Arc<ClusterState>, namespace: &str) -> TemplateCatalog {
+pub async fn template_catalog(
+    state: &Arc<AppState>,
+    cluster: &Arc<ClusterState>,
+    namespace: &str,
+) -> TemplateCatalog {
     let registry = state.plugins.clone();
     let cluster = cluster.clone();
     let namespaces = vec![namespace.to_string(), cluster.settings().mesh_namespace.clone()];
@@ -69,10 +79,14 @@ pub async fn template_catalog(state: &Arc<AppState>, cluster: &Arc<ClusterState>
                 Ok::<_, PluginError>((tier, p.object.templates(&data).into_result()?))
             })();
             match result {
-                Ok((tier, list)) => {
-                    providers.push(ProviderTemplates { provider: p.name.clone(), tier, templates: list.into_vec() })
+                Ok((tier, list)) => providers.push(ProviderTemplates {
+                    provider: p.name.clone(),
+                    tier,
+                    templates: list.into_vec(),
+                }),
+                Err(e) => {
+                    tracing::warn!(provider = %p.name, "dashboard provider failed; its templates are left out: {e}")
                 }
-                Err(e) => tracing::warn!(provider = %p.name, "dashboard provider failed; its templates are left out: {e}"),
             }
         }
         TemplateCatalog::new(providers)
@@ -97,7 +111,9 @@ fn check_app(cluster: &ClusterState, ns: &str, app: &str) -> Result<(), ApiError
 fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app, name) = (ctx.path("namespace")?, ctx.path("app")?, ctx.path("template")?);
-        let params = CustomParams::parse(&|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>())?;
+        let params = CustomParams::parse(&|n: &str| {
+            ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>()
+        })?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         let catalog = template_catalog(&ctx.state, &cluster, ns).await;
@@ -108,7 +124,8 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
                 catalog.names(ns, &mesh_ns).join(", ")
             ))
         })?;
-        let plan = custom_dashboard_plan(template, ns, app, &params, ctx.state.metrics.default_time());
+        let plan =
+            custom_dashboard_plan(template, ns, app, &params, ctx.state.metrics.default_time());
         let engine = ctx.state.metrics.clone();
         let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
         Ok(Reply::json(&body))
@@ -118,14 +135,19 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
 fn app_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app) = (ctx.path("namespace")?, ctx.path("app")?);
-        let params = AppParams::parse(&|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>())?;
+        let params = AppParams::parse(&|n: &str| {
+            ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>()
+        })?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         let now = ctx.state.metrics.default_time();
         let engine = ctx.state.metrics.clone();
         // Which request-duration histogram to chart: configured, or detected by the engine.
         let unit = engine
-            .duration_unit(ctx.state.config.metrics.duration_histogram, params.base.query_time.unwrap_or(now))
+            .duration_unit(
+                ctx.state.config.metrics.duration_histogram,
+                params.base.query_time.unwrap_or(now),
+            )
             .await?;
         let duration = match unit {
             crate::metrics_engine::DurationUnit::Milliseconds => DurationMetric::Milliseconds,
@@ -143,7 +165,12 @@ const RUNTIME_TTL: Duration = Duration::from_secs(60);
 /// The `runtimes` field of app details: from the `kiali.io/runtimes` annotation of the app's
 /// pods, else discovered with one metric query (cached for a minute). Never fails: a store
 /// that is down gives no runtimes.
-pub async fn app_runtimes(state: &Arc<AppState>, cluster: &Arc<ClusterState>, namespace: &str, app: &str) -> Vec<Runtime> {
+pub async fn app_runtimes(
+    state: &Arc<AppState>,
+    cluster: &Arc<ClusterState>,
+    namespace: &str,
+    app: &str,
+) -> Vec<Runtime> {
     static CACHE: OnceLock<RuntimeCache> = OnceLock::new();
     let cache = CACHE.get_or_init(|| RuntimeCache::new(RUNTIME_TTL));
     let apps = cluster.apps(namespace);
@@ -151,7 +178,9 @@ pub async fn app_runtimes(state: &Arc<AppState>, cluster: &Arc<ClusterState>, na
         .iter()
         .filter(|a| a.name == app)
         .flat_map(|a| a.workloads.iter().flat_map(|w| w.pods.iter()))
-        .filter_map(|p| p.metadata.annotations.as_ref().and_then(|m| m.get(RUNTIMES_ANNOTATION)).cloned())
+        .filter_map(|p| {
+            p.metadata.annotations.as_ref().and_then(|m| m.get(RUNTIMES_ANNOTATION)).cloned()
+        })
         .collect();
     let catalog = template_catalog(state, cluster, namespace).await;
     let mesh_ns = cluster.settings().mesh_namespace.clone();
@@ -185,7 +214,10 @@ pub async fn fill_runtimes(
             dashboard_refs: r
                 .dashboard_refs
                 .into_iter()
-                .map(|d| meshlens_cluster::payload::DashboardRef { template: d.template, title: d.title })
+                .map(|d| meshlens_cluster::payload::DashboardRef {
+                    template: d.template,
+                    title: d.title,
+                })
                 .collect(),
         })
         .collect();

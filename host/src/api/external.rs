@@ -6,11 +6,16 @@ use crate::{
 };
 
 pub fn routes() -> Vec<Route> {
-    vec![Route::get("dashboardInfo", "/grafana", dashboard_info), Route::get("tracingInfo", "/jaeger", tracing_info)]
+    vec![
+        Route::get("dashboardInfo", "/grafana", dashboard_info),
+        Route::get("tracingInfo", "/jaeger", tracing_info),
+    ]
 }
 
 fn absolute_http_url(text: &str) -> bool {
-    url::Url::parse(text).map(|u| matches!(u.scheme(), "http" | "https") && u.has_host()).unwrap_or(false)
+    url::Url::parse(text)
+        .map(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+        .unwrap_or(false)
 }
 
 fn dashboard_info(ctx: Ctx) -> HandlerFuture {
@@ -20,9 +25,13 @@ fn dashboard_info(ctx: Ctx) -> HandlerFuture {
             return Ok(Reply::NoContent);
         }
         let url = match g.url.as_deref() {
-            None | Some("") => return Err(ApiError::unavailable("Grafana URL is not set in the configuration")),
+            None | Some("") => {
+                return Err(ApiError::unavailable("Grafana URL is not set in the configuration"));
+            }
             Some(u) if !absolute_http_url(u) => {
-                return Err(ApiError::unavailable("Grafana URL in the configuration is not an absolute http(s) URL"));
+                return Err(ApiError::unavailable(
+                    "Grafana URL in the configuration is not an absolute http(s) URL",
+                ));
             }
             Some(u) => u,
         };
@@ -40,10 +49,12 @@ fn dashboard_info(ctx: Ctx) -> HandlerFuture {
 fn tracing_info(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         match ctx.state.config.external_services.tracing.url.as_deref() {
-            None | Some("") => Err(ApiError::not_found("the tracing URL is not set in the configuration")),
-            Some(u) if !absolute_http_url(u) => {
-                Err(ApiError::NotAcceptable("the tracing URL in the configuration is not an absolute URL".into()))
+            None | Some("") => {
+                Err(ApiError::not_found("the tracing URL is not set in the configuration"))
             }
+            Some(u) if !absolute_http_url(u) => Err(ApiError::NotAcceptable(
+                "the tracing URL in the configuration is not an absolute URL".into(),
+            )),
             Some(u) => Ok(Reply::json(&serde_json::json!({ "url": u }))),
         }
     })

@@ -10,8 +10,8 @@ use std::{collections::HashSet, sync::Arc, time::Instant};
 use abi_stable::std_types::{RResult, RVec};
 use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
-    GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order, build_graph, finish,
-    names_only, round_results, traffic_plan,
+    GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order,
+    build_graph, finish, names_only, round_results, traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
@@ -26,9 +26,21 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::get("graphNamespaces", "/namespaces/graph", graph_namespaces),
         Route::get("graphApp", "/namespaces/{namespace}/applications/{app}/graph", graph_app),
-        Route::get("graphAppVersion", "/namespaces/{namespace}/applications/{app}/versions/{version}/graph", graph_app_version),
-        Route::get("graphService", "/namespaces/{namespace}/services/{service}/graph", graph_service),
-        Route::get("graphWorkload", "/namespaces/{namespace}/workloads/{workload}/graph", graph_workload),
+        Route::get(
+            "graphAppVersion",
+            "/namespaces/{namespace}/applications/{app}/versions/{version}/graph",
+            graph_app_version,
+        ),
+        Route::get(
+            "graphService",
+            "/namespaces/{namespace}/services/{service}/graph",
+            graph_service,
+        ),
+        Route::get(
+            "graphWorkload",
+            "/namespaces/{namespace}/workloads/{workload}/graph",
+            graph_workload,
+        ),
     ]
 }
 
@@ -38,7 +50,10 @@ fn graph_namespaces(ctx: Ctx) -> HandlerFuture {
 
 fn graph_app(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let target = GraphTarget::App { namespace: ctx.path("namespace")?.into(), app: ctx.path("app")?.into() };
+        let target = GraphTarget::App {
+            namespace: ctx.path("namespace")?.into(),
+            app: ctx.path("app")?.into(),
+        };
         graph(ctx, target).await
     })
 }
@@ -56,15 +71,20 @@ fn graph_app_version(ctx: Ctx) -> HandlerFuture {
 
 fn graph_service(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let target = GraphTarget::Service { namespace: ctx.path("namespace")?.into(), service: ctx.path("service")?.into() };
+        let target = GraphTarget::Service {
+            namespace: ctx.path("namespace")?.into(),
+            service: ctx.path("service")?.into(),
+        };
         graph(ctx, target).await
     })
 }
 
 fn graph_workload(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let target =
-            GraphTarget::Workload { namespace: ctx.path("namespace")?.into(), workload: ctx.path("workload")?.into() };
+        let target = GraphTarget::Workload {
+            namespace: ctx.path("namespace")?.into(),
+            workload: ctx.path("workload")?.into(),
+        };
         graph(ctx, target).await
     })
 }
@@ -80,7 +100,10 @@ fn settings(st: &AppState) -> GraphSettings {
 }
 
 /// The request-duration histogram: configured, or detected once by the metrics engine.
-async fn duration_histogram(st: &Arc<AppState>, time: i64) -> Result<(&'static str, f64), ApiError> {
+async fn duration_histogram(
+    st: &Arc<AppState>,
+    time: i64,
+) -> Result<(&'static str, f64), ApiError> {
     let unit = st.metrics.duration_unit(st.config.metrics.duration_histogram, time).await?;
     Ok((unit.metric(), unit.to_ms()))
 }
@@ -90,8 +113,14 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let registered: Vec<String> = st.plugins.appenders.iter().map(|c| c.name.clone()).collect();
     // Without `queryTime`: now, aligned to the answer cache's TTL so viewers share answers.
     let now = st.metrics.default_time();
-    let opts = GraphOptions::parse(target, |k| ctx.query(k).map(str::to_string), now, &registered, &settings(&st))
-        .map_err(|e| ApiError::bad_request(e.message))?;
+    let opts = GraphOptions::parse(
+        target,
+        |k| ctx.query(k).map(str::to_string),
+        now,
+        &registered,
+        &settings(&st),
+    )
+    .map_err(|e| ApiError::bad_request(e.message))?;
     // Every requested namespace must be visible, or the whole request is refused.
     let requested: Vec<&str> = opts.namespaces.iter().map(String::as_str).collect();
     ctx.access.require(&requested).await?;
@@ -99,17 +128,26 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let cluster = st.cluster.state().await?;
     for ns in &opts.namespaces {
         if cluster.namespace(ns).is_none() {
-            return Err(ApiError::bad_request("a requested namespace does not exist or is not accessible"));
+            return Err(ApiError::bad_request(
+                "a requested namespace does not exist or is not accessible",
+            ));
         }
     }
 
     // Plan: the traffic queries and each appender's declared inputs, in one batch.
     let (metric, to_ms) = duration_histogram(&st, opts.query_time).await?;
     let req = opts.graph_request(metric, to_ms);
-    let order = appender_run_order(opts.appenders.as_deref(), &registered, &st.config.plugins.appenders);
+    let order =
+        appender_run_order(opts.appenders.as_deref(), &registered, &st.config.plugins.appenders);
     let appenders: Vec<(String, Arc<AppenderBox>)> = order
         .iter()
-        .filter_map(|n| st.plugins.appenders.iter().find(|c| &c.name == n).map(|c| (c.name.clone(), c.object.clone())))
+        .filter_map(|n| {
+            st.plugins
+                .appenders
+                .iter()
+                .find(|c| &c.name == n)
+                .map(|c| (c.name.clone(), c.object.clone()))
+        })
         .collect();
     let plan = traffic_plan(&opts);
     let mut batch = QueryBatch::new();
@@ -128,9 +166,14 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
         .map(|(handle, kinds)| {
             // Appenders get their answers as owned values across the ABI, rounded as the
             // traffic values are; an answer is moved, not copied, unless another owner shares it.
-            let mut results: Vec<QueryResult> = answers.take(handle).into_iter().map(owned).collect();
+            let mut results: Vec<QueryResult> =
+                answers.take(handle).into_iter().map(owned).collect();
             round_results(&mut results);
-            let cluster = if kinds.is_empty() { Default::default() } else { cluster.cluster_data(&kinds, &opts.namespaces) };
+            let cluster = if kinds.is_empty() {
+                Default::default()
+            } else {
+                cluster.cluster_data(&kinds, &opts.namespaces)
+            };
             AppenderData { cluster, results: results.into() }
         })
         .collect();
@@ -156,7 +199,9 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
         let out = GraphOutput::new(&opts, &g);
         let reply = match opts.format {
             GraphFormat::Json => Reply::Json(out.to_json()),
-            GraphFormat::Dot => Reply::Text { content_type: "text/vnd.graphviz", body: out.to_dot() },
+            GraphFormat::Dot => {
+                Reply::Text { content_type: "text/vnd.graphviz", body: out.to_dot() }
+            }
         };
         m.graph_phase("output", "", t.elapsed());
         m.graph_nodes.observe(g.nodes.len() as f64);
@@ -169,7 +214,10 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
 
 /// Namespaces the traffic reaches that the caller may not see: their nodes keep only their
 /// names ([`names_only`]). Empty for callers who see everything.
-async fn hidden_namespaces(ctx: &Ctx, traffic: &[Arc<QueryResult>]) -> Result<HashSet<String>, ApiError> {
+async fn hidden_namespaces(
+    ctx: &Ctx,
+    traffic: &[Arc<QueryResult>],
+) -> Result<HashSet<String>, ApiError> {
     if !ctx.access.restricted() {
         return Ok(HashSet::new());
     }
@@ -179,7 +227,8 @@ async fn hidden_namespaces(ctx: &Ctx, traffic: &[Arc<QueryResult>]) -> Result<Ha
             seen.insert(l.value.as_str());
         }
     }
-    let names: Vec<&str> = seen.into_iter().filter(|n| !n.is_empty() && *n != meshlens_traffic::UNKNOWN).collect();
+    let names: Vec<&str> =
+        seen.into_iter().filter(|n| !n.is_empty() && *n != meshlens_traffic::UNKNOWN).collect();
     let visible = ctx.access.visible(&names).await?;
     Ok(names.into_iter().zip(visible).filter(|(_, v)| !v).map(|(n, _)| n.to_string()).collect())
 }

@@ -14,17 +14,24 @@ pub fn routes() -> Vec<Route> {
 
 fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let params =
-            NamespaceMetricsParams::parse(&|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>())?;
+        let params = NamespaceMetricsParams::parse(&|n: &str| {
+            ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>()
+        })?;
         let cluster = ctx.state.cluster.state().await?;
         let ns = ctx.path("namespace")?;
         // The operation lists 400 and 503: an unknown namespace is a bad request here.
-        let ns_state = cluster.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
-        let created = chrono::DateTime::parse_from_rfc3339(&ns_state.created_at).map(|t| t.timestamp()).ok();
+        let ns_state = cluster
+            .namespace(ns)
+            .ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
+        let created =
+            chrono::DateTime::parse_from_rfc3339(&ns_state.created_at).map(|t| t.timestamp()).ok();
         let now = ctx.state.metrics.default_time();
         let engine = ctx.state.metrics.clone();
         let unit = engine
-            .duration_unit(ctx.state.config.metrics.duration_histogram, params.app.base.query_time.unwrap_or(now))
+            .duration_unit(
+                ctx.state.config.metrics.duration_histogram,
+                params.app.base.query_time.unwrap_or(now),
+            )
             .await?;
         let duration = match unit {
             DurationUnit::Milliseconds => DurationMetric::Milliseconds,

@@ -7,7 +7,10 @@ use crate::{
 };
 
 pub fn routes() -> Vec<Route> {
-    vec![Route::get("healthz", "/healthz", healthz).public(), Route::get("ready", "/ready", ready).public()]
+    vec![
+        Route::get("healthz", "/healthz", healthz).public(),
+        Route::get("ready", "/ready", ready).public(),
+    ]
 }
 
 /// The process is up and its runtime answers; nothing else is looked at.
@@ -19,7 +22,8 @@ fn healthz(_ctx: Ctx) -> HandlerFuture {
 /// has begun; otherwise 503 naming the reason.
 fn ready(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        crate::lifecycle::readiness(&ctx.state).map_err(|why| ApiError::unavailable(format!("not ready: {why}")))?;
+        crate::lifecycle::readiness(&ctx.state)
+            .map_err(|why| ApiError::unavailable(format!("not ready: {why}")))?;
         Ok(Reply::json(&serde_json::json!({"status": "ready"})))
     })
 }

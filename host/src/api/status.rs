@@ -39,7 +39,10 @@ fn status(ctx: Ctx) -> HandlerFuture {
         let state = &ctx.state;
         // A TokenReview may be slow: /status does not wait long for one (then: not authenticated).
         let check = state.auth.check(&ctx.headers, ctx.client.map(|c| c.ip()));
-        let authenticated = matches!(tokio::time::timeout(std::time::Duration::from_secs(1), check).await, Ok(Ok(_)));
+        let authenticated = matches!(
+            tokio::time::timeout(std::time::Duration::from_secs(1), check).await,
+            Ok(Ok(_))
+        );
         let mut status = std::collections::BTreeMap::new();
         status.insert("state".to_string(), "running".to_string());
         status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
@@ -48,25 +51,43 @@ fn status(ctx: Ctx) -> HandlerFuture {
         let mut services = Vec::new();
         let seen = state.lifecycle.backend();
         services.push(ExternalService {
-            name: if seen.name.is_empty() { state.metrics.backend_name().to_string() } else { seen.name.clone() },
+            name: if seen.name.is_empty() {
+                state.metrics.backend_name().to_string()
+            } else {
+                seen.name.clone()
+            },
             version: if seen.version.is_empty() { "unknown".into() } else { seen.version.clone() },
             url: (!seen.url.is_empty()).then(|| seen.url.clone()),
         });
-        services.push(ExternalService { name: "Kubernetes".into(), version: state.cluster.version(), url: None });
+        services.push(ExternalService {
+            name: "Kubernetes".into(),
+            version: state.cluster.version(),
+            url: None,
+        });
         let mut warnings = state.warnings.clone();
         warnings.extend(state.cluster.access_warnings());
         if let Some(version) = mesh_version(state).await {
             if major_below_one(&version) {
-                warnings.push(format!("Istio version {version} is not supported, the version should be >= 1.0"));
+                warnings.push(format!(
+                    "Istio version {version} is not supported, the version should be >= 1.0"
+                ));
             }
             services.push(ExternalService { name: "Istio".into(), version, url: None });
         }
         let ext = &state.config.external_services;
         if let Some(url) = &ext.grafana.url {
-            services.push(ExternalService { name: "Grafana".into(), version: "unknown".into(), url: Some(url.clone()) });
+            services.push(ExternalService {
+                name: "Grafana".into(),
+                version: "unknown".into(),
+                url: Some(url.clone()),
+            });
         }
         if let Some(url) = &ext.tracing.url {
-            services.push(ExternalService { name: "Tracing".into(), version: "unknown".into(), url: Some(url.clone()) });
+            services.push(ExternalService {
+                name: "Tracing".into(),
+                version: "unknown".into(),
+                url: Some(url.clone()),
+            });
         }
         if !authenticated {
             for s in &mut services {
@@ -74,7 +95,11 @@ fn status(ctx: Ctx) -> HandlerFuture {
             }
             warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
         }
-        Ok(Reply::json(&StatusInfo { status, external_services: services, warning_messages: warnings }))
+        Ok(Reply::json(&StatusInfo {
+            status,
+            external_services: services,
+            warning_messages: warnings,
+        }))
     })
 }
 
@@ -87,9 +112,10 @@ async fn mesh_version(state: &crate::state::AppState) -> Option<String> {
     let cluster = state.cluster.state().await.ok()?;
     let mesh_ns = &state.config.cluster.mesh_namespace;
     let w = ["istiod", "istio-pilot"].iter().find_map(|n| cluster.workload(mesh_ns, n))?;
-    let image = w.pods.iter().find_map(|p| {
-        p.spec.as_ref()?.containers.iter().find_map(|c| c.image.clone())
-    })?;
+    let image = w
+        .pods
+        .iter()
+        .find_map(|p| p.spec.as_ref()?.containers.iter().find_map(|c| c.image.clone()))?;
     let tag = image.rsplit_once(':').map(|(_, t)| t)?;
     let version = tag.trim_start_matches('v');
     version.split('.').next()?.parse::<u64>().ok()?;

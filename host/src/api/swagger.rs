@@ -10,7 +10,9 @@ pub fn routes() -> Vec<Route> {
 }
 
 fn swagger(_ctx: Ctx) -> HandlerFuture {
-    Box::pin(async move { Ok(Reply::Text { content_type: "application/json", body: SWAGGER.to_string() }) })
+    Box::pin(async move {
+        Ok(Reply::Text { content_type: "application/json", body: SWAGGER.to_string() })
+    })
 }
 
 #[cfg(test)]
@@ -25,10 +27,14 @@ mod tests {
         let paths = doc["paths"].as_object().expect("paths");
         let documented: BTreeSet<(String, String)> = paths
             .iter()
-            .map(|(p, item)| (p.clone(), item["get"]["operationId"].as_str().unwrap_or_default().to_string()))
+            .map(|(p, item)| {
+                (p.clone(), item["get"]["operationId"].as_str().unwrap_or_default().to_string())
+            })
             .collect();
-        let routed: BTreeSet<(String, String)> =
-            crate::api::all_routes().iter().map(|r| (r.path.to_string(), r.op.to_string())).collect();
+        let routed: BTreeSet<(String, String)> = crate::api::all_routes()
+            .iter()
+            .map(|r| (r.path.to_string(), r.op.to_string()))
+            .collect();
         assert_eq!(documented, routed);
         for (path, item) in paths {
             let get = &item["get"];

@@ -14,7 +14,10 @@ fn get_token(ctx: Ctx) -> HandlerFuture {
         let state = &ctx.state;
         let (user, kube) = state.auth.token_user(&ctx.headers, ctx.client.map(|c| c.ip())).await?;
         crate::telemetry::set_user(&user);
-        let issued = state.auth.issue(&user, kube, state.config.auth.token_lifetime.0, state.started)?;
-        Ok(Reply::json(&serde_json::json!({ "token": issued.token, "expired_at": issued.expired_at })))
+        let issued =
+            state.auth.issue(&user, kube, state.config.auth.token_lifetime.0, state.started)?;
+        Ok(Reply::json(
+            &serde_json::json!({ "token": issued.token, "expired_at": issued.expired_at }),
+        ))
     })
 }

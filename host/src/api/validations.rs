@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use meshlens_cluster::{ClusterState, mesh::CONFIG_LIST_KINDS};
 use meshlens_validations::{
-    MeshObject, ObjectKind, ServiceInfo, ValidationError, ValidationInput, WorkloadInfo, referenced_namespaces,
-    validate_namespace, validate_object, validate_service,
+    MeshObject, ObjectKind, ServiceInfo, ValidationError, ValidationInput, WorkloadInfo,
+    referenced_namespaces, validate_namespace, validate_object, validate_service,
 };
 
 use crate::{
@@ -16,9 +16,21 @@ use crate::{
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("objectValidations", "/namespaces/{namespace}/mesh/{object_type}/{object}/mesh_validations", object_validations),
-        Route::get("namespaceValidations", "/namespaces/{namespace}/mesh_validations", namespace_validations),
-        Route::get("serviceValidations", "/namespaces/{namespace}/services/{service}/mesh_validations", service_validations),
+        Route::get(
+            "objectValidations",
+            "/namespaces/{namespace}/mesh/{object_type}/{object}/mesh_validations",
+            object_validations,
+        ),
+        Route::get(
+            "namespaceValidations",
+            "/namespaces/{namespace}/mesh_validations",
+            namespace_validations,
+        ),
+        Route::get(
+            "serviceValidations",
+            "/namespaces/{namespace}/services/{service}/mesh_validations",
+            service_validations,
+        ),
     ]
 }
 
@@ -54,11 +66,14 @@ fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError
         input.objects.extend(drs.filter_map(|o| to_object(o)));
     }
     let everywhere = |kind| state.mesh_objects_everywhere(kind).filter_map(|o| to_object(o));
-    input.objects.extend(everywhere(meshlens_cluster::MeshKind::ServiceEntry).filter(|o| o.namespace != ns));
+    input
+        .objects
+        .extend(everywhere(meshlens_cluster::MeshKind::ServiceEntry).filter(|o| o.namespace != ns));
     input.gateways = everywhere(meshlens_cluster::MeshKind::Gateway).collect();
     for n in related.iter().filter_map(|n| state.namespace(n)) {
         for s in &n.services {
-            let spec_selector = s.spec.as_ref().and_then(|sp| sp.selector.clone()).unwrap_or_default();
+            let spec_selector =
+                s.spec.as_ref().and_then(|sp| sp.selector.clone()).unwrap_or_default();
             input.services.push(ServiceInfo {
                 namespace: n.name.clone(),
                 name: s.metadata.name.clone().unwrap_or_default(),
@@ -67,7 +82,11 @@ fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError
             });
         }
         for w in &n.workloads {
-            input.workloads.push(WorkloadInfo { namespace: n.name.clone(), name: w.name.clone(), labels: w.labels.clone() });
+            input.workloads.push(WorkloadInfo {
+                namespace: n.name.clone(),
+                name: w.name.clone(),
+                labels: w.labels.clone(),
+            });
         }
     }
     Ok(input)
@@ -77,9 +96,10 @@ impl From<ValidationError> for ApiError {
     fn from(e: ValidationError) -> Self {
         match e {
             // The router's rule: messages do not echo request text, so the type sent is left out.
-            ValidationError::UnknownType { known, .. } => {
-                ApiError::bad_request(format!("Object type not managed. Known types: {}", known.join(", ")))
-            }
+            ValidationError::UnknownType { known, .. } => ApiError::bad_request(format!(
+                "Object type not managed. Known types: {}",
+                known.join(", ")
+            )),
             ValidationError::NotFound(_) => ApiError::not_found(e.to_string()),
         }
     }
@@ -101,7 +121,9 @@ where
 fn namespace_validations(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?.to_string();
-        let out = with_state(&ctx, move |state| Ok(validate_namespace(&ns, &input_for(state, &ns)?))).await?;
+        let out =
+            with_state(&ctx, move |state| Ok(validate_namespace(&ns, &input_for(state, &ns)?)))
+                .await?;
         Ok(Reply::json(&out))
     })
 }
@@ -113,7 +135,11 @@ fn object_validations(ctx: Ctx) -> HandlerFuture {
         let object = ctx.path("object")?.to_string();
         // A wrong type is a malformed request, whatever the namespace.
         if ObjectKind::from_plural(&object_type).is_none() {
-            return Err(ValidationError::UnknownType { given: object_type, known: ObjectKind::known_plurals() }.into());
+            return Err(ValidationError::UnknownType {
+                given: object_type,
+                known: ObjectKind::known_plurals(),
+            }
+            .into());
         }
         let out = with_state(&ctx, move |state| {
             Ok(validate_object(&ns, &object_type, &object, &input_for(state, &ns)?)?)
@@ -127,7 +153,10 @@ fn service_validations(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?.to_string();
         let service = ctx.path("service")?.to_string();
-        let out = with_state(&ctx, move |state| Ok(validate_service(&ns, &service, &input_for(state, &ns)?)?)).await?;
+        let out = with_state(&ctx, move |state| {
+            Ok(validate_service(&ns, &service, &input_for(state, &ns)?)?)
+        })
+        .await?;
         Ok(Reply::json(&out))
     })
 }

@@ -5,7 +5,11 @@ use crate::router::{Ctx, HandlerFuture, Reply, Route};
 pub fn routes() -> Vec<Route> {
     vec![
         Route::get("workloadList", "/namespaces/{namespace}/workloads", workload_list),
-        Route::get("workloadDetails", "/namespaces/{namespace}/workloads/{workload}", workload_details),
+        Route::get(
+            "workloadDetails",
+            "/namespaces/{namespace}/workloads/{workload}",
+            workload_details,
+        ),
     ]
 }
 

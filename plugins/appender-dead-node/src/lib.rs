@@ -4,7 +4,10 @@
 
 use appender_support::is_ok;
 use appender_support::{FastMap, FastSet};
-use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, Node, NodeType, PluginError};
+use plugin_api::{
+    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, Node, NodeType,
+    PluginError,
+};
 
 /// The `deadNode` appender.
 pub struct DeadNode;
@@ -18,7 +21,11 @@ enum Verdict {
 fn verdict(n: &Node, has_out: bool, pods: &FastMap<(&str, &str), u32>) -> Verdict {
     if n.node_type == NodeType::Service {
         // Incoming traffic without errors does not save a terminal service node.
-        return if has_out || !n.is_service_entry.is_empty() || n.rates.has_errors_in() { Verdict::Keep } else { Verdict::Remove };
+        return if has_out || !n.is_service_entry.is_empty() || n.rates.has_errors_in() {
+            Verdict::Keep
+        } else {
+            Verdict::Remove
+        };
     }
     if n.rates.has_traffic() {
         return Verdict::Keep;
@@ -38,16 +45,32 @@ impl GraphAppender for DeadNode {
         "deadNode"
     }
     fn inputs(&self, _req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
-        Ok(AppenderInputs { cluster: vec![ClusterKind::Workloads].into_iter().collect(), ..Default::default() })
+        Ok(AppenderInputs {
+            cluster: vec![ClusterKind::Workloads].into_iter().collect(),
+            ..Default::default()
+        })
     }
-    fn apply(&self, _req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        _req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         if graph.nodes.is_empty() {
             return Ok(());
         }
-        let pods: FastMap<(&str, &str), u32> =
-            data.cluster.workloads.iter().map(|w| ((w.namespace.as_str(), w.name.as_str()), w.pod_count)).collect();
+        let pods: FastMap<(&str, &str), u32> = data
+            .cluster
+            .workloads
+            .iter()
+            .map(|w| ((w.namespace.as_str(), w.name.as_str()), w.pod_count))
+            .collect();
         let sources: FastSet<&str> = graph.edges.iter().map(|e| e.source.as_str()).collect();
-        let verdicts: Vec<Verdict> = graph.nodes.iter().map(|n| verdict(n, sources.contains(n.id.as_str()), &pods)).collect();
+        let verdicts: Vec<Verdict> = graph
+            .nodes
+            .iter()
+            .map(|n| verdict(n, sources.contains(n.id.as_str()), &pods))
+            .collect();
         let mut it = verdicts.into_iter();
         let mut marks = Vec::new();
         graph.retain_nodes(|_| match it.next() {

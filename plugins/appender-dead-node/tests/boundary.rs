@@ -3,7 +3,9 @@
 
 use plugin_api::abi_stable::std_types::RResult;
 use plugin_api::compliance::{REQUESTED, request};
-use plugin_api::{AppenderData, ClusterData, Edge, Graph, GraphType, Label, Node, NodeType, WorkloadInfo};
+use plugin_api::{
+    AppenderData, ClusterData, Edge, Graph, GraphType, Label, Node, NodeType, WorkloadInfo,
+};
 
 plugin_api::appender_boundary_tests!("appender_dead_node");
 
@@ -49,7 +51,10 @@ fn removes_artefacts_and_flags_workloads_without_pods() {
         pod_count: if n == "no-pods" { 0 } else { 1 },
         has_sidecar: true,
     });
-    let data = AppenderData { cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() }, ..Default::default() };
+    let data = AppenderData {
+        cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() },
+        ..Default::default()
+    };
     let req = request(GraphType::Workload, false);
     assert!(matches!(appender().apply(&req, &data, &mut g), RResult::ROk(())));
     let mut ids: Vec<&str> = g.nodes.iter().map(|n| n.id.as_str()).collect();
@@ -64,7 +69,8 @@ fn removes_artefacts_and_flags_workloads_without_pods() {
     ];
     want.sort();
     assert_eq!(ids, want);
-    let dead: Vec<&str> = g.nodes.iter().filter(|n| n.is_dead).map(|n| n.workload.as_str()).collect();
+    let dead: Vec<&str> =
+        g.nodes.iter().filter(|n| n.is_dead).map(|n| n.workload.as_str()).collect();
     assert_eq!(dead, ["no-pods"]);
     assert_eq!(g.edges.len(), 4, "edges to removed nodes are dropped");
 }

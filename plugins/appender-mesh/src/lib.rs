@@ -6,8 +6,8 @@ use appender_support::is_ok;
 use appender_support::{FastMap, FastSet};
 use plugin_api::mesh::parse_host;
 use plugin_api::{
-    AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest, NodeType, PluginError, ServiceInfo,
-    label_value,
+    AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest,
+    NodeType, PluginError, ServiceInfo, label_value,
 };
 use serde_json::Value as Json;
 
@@ -27,14 +27,23 @@ fn dr_has_cb(spec: &Json, version_label: &str, version: Option<&str>) -> bool {
         has_breaker(s.get("trafficPolicy"))
             && match version {
                 None => true,
-                Some(v) => s.get("labels").and_then(|l| l.get(version_label)).and_then(Json::as_str) == Some(v),
+                Some(v) => {
+                    s.get("labels").and_then(|l| l.get(version_label)).and_then(Json::as_str)
+                        == Some(v)
+                }
             }
     })
 }
 
 /// Kiali's FilterByHost: the host names exactly this service (`svc`, `svc.ns`, `svc.ns.svc`
 /// or the FQDN); wildcard hosts such as a gateway's `*` do not badge a service.
-fn host_matches_service(host: &str, object_ns: &str, service: &str, service_ns: &str, domain: &str) -> bool {
+fn host_matches_service(
+    host: &str,
+    object_ns: &str,
+    service: &str,
+    service_ns: &str,
+    domain: &str,
+) -> bool {
     let p = parse_host(host, object_ns, domain);
     p.internal && p.service == service && p.namespace == service_ns
 }
@@ -49,8 +58,9 @@ struct Rules<'a> {
 impl Rules<'_> {
     fn cb(&self, service: &str, ns: &str, version: Option<&str>) -> bool {
         self.drs.iter().any(|(o, spec)| {
-            spec.get("host").and_then(Json::as_str).is_some_and(|h| host_matches_service(h, o.namespace.as_str(), service, ns, self.domain))
-                && dr_has_cb(spec, self.version_label, version)
+            spec.get("host").and_then(Json::as_str).is_some_and(|h| {
+                host_matches_service(h, o.namespace.as_str(), service, ns, self.domain)
+            }) && dr_has_cb(spec, self.version_label, version)
         })
     }
     fn vs(&self, service: &str, ns: &str) -> bool {
@@ -70,15 +80,29 @@ impl GraphAppender for Mesh {
         "mesh"
     }
     fn inputs(&self, _req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
-        let kinds = vec![ClusterKind::DestinationRules, ClusterKind::VirtualServices, ClusterKind::Services];
+        let kinds = vec![
+            ClusterKind::DestinationRules,
+            ClusterKind::VirtualServices,
+            ClusterKind::Services,
+        ];
         Ok(AppenderInputs { cluster: kinds.into_iter().collect(), ..Default::default() })
     }
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         if graph.nodes.is_empty() {
             return Ok(());
         }
         let of_kind = |k: &str| -> Vec<(&ConfigObject, Json)> {
-            data.cluster.objects.iter().filter(|o| o.kind.as_str() == k).map(|o| (o, o.spec())).collect()
+            data.cluster
+                .objects
+                .iter()
+                .filter(|o| o.kind.as_str() == k)
+                .map(|o| (o, o.spec()))
+                .collect()
         };
         let rules = Rules {
             drs: of_kind("DestinationRule"),
@@ -87,8 +111,12 @@ impl GraphAppender for Mesh {
             version_label: req.version_label.as_str(),
         };
         let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
-        let services: FastMap<(&str, &str), &ServiceInfo> =
-            data.cluster.services.iter().map(|s| ((s.namespace.as_str(), s.name.as_str()), s)).collect();
+        let services: FastMap<(&str, &str), &ServiceInfo> = data
+            .cluster
+            .services
+            .iter()
+            .map(|s| ((s.namespace.as_str(), s.name.as_str()), s))
+            .collect();
         let no_rules = rules.drs.is_empty() && rules.vss.is_empty();
         for n in graph.nodes.iter_mut() {
             let ns = n.namespace.to_string();
@@ -99,8 +127,12 @@ impl GraphAppender for Mesh {
             let cb = !no_rules
                 && match n.node_type {
                     NodeType::Service => rules.cb(n.service.as_str(), &ns, None),
-                    _ if is_ok(version) => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, Some(version))),
-                    NodeType::App => n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, None)),
+                    _ if is_ok(version) => {
+                        n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, Some(version)))
+                    }
+                    NodeType::App => {
+                        n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, None))
+                    }
                     _ => false,
                 };
             if cb {
@@ -112,7 +144,9 @@ impl GraphAppender for Mesh {
                 }
                 if n.app.is_empty() {
                     let svc = services.get(&(ns.as_str(), n.service.as_str()));
-                    if let Some(app) = svc.and_then(|s| label_value(&s.labels, req.app_label.as_str())) {
+                    if let Some(app) =
+                        svc.and_then(|s| label_value(&s.labels, req.app_label.as_str()))
+                    {
                         n.app = app.into();
                     }
                 }

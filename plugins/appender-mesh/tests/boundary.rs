@@ -37,9 +37,17 @@ fn data(objects: Vec<(&str, &str)>) -> AppenderData {
         labels: RVec::new(),
         spec_json: spec.into(),
     });
-    let services = vec![ServiceInfo { namespace: REQUESTED.into(), name: "ratings".into(), labels: labels(&[("app", "ratings-app")]) }];
+    let services = vec![ServiceInfo {
+        namespace: REQUESTED.into(),
+        name: "ratings".into(),
+        labels: labels(&[("app", "ratings-app")]),
+    }];
     AppenderData {
-        cluster: ClusterData { objects: objects.collect(), services: services.into_iter().collect(), ..Default::default() },
+        cluster: ClusterData {
+            objects: objects.collect(),
+            services: services.into_iter().collect(),
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
@@ -53,11 +61,17 @@ fn a_top_level_breaker_badges_every_version_and_the_service() {
     let req = request(GraphType::VersionedApp, false);
     let mut g = nodes();
     let host = format!("ratings.{REQUESTED}.svc.cluster.local");
-    let dr = format!(r#"{{"host":"{host}","trafficPolicy":{{"connectionPool":{{"tcp":{{"maxConnections":1}}}}}},"subsets":[{{"name":"v1","labels":{{"version":"v1"}}}}]}}"#);
+    let dr = format!(
+        r#"{{"host":"{host}","trafficPolicy":{{"connectionPool":{{"tcp":{{"maxConnections":1}}}}}},"subsets":[{{"name":"v1","labels":{{"version":"v1"}}}}]}}"#
+    );
     apply(&req, &data(vec![("DestinationRule", dr.as_str())]), &mut g);
     assert_eq!(flags(&g, |n| n.has_cb), [true, true, true, true, false]);
     assert_eq!(flags(&g, |n| n.has_vs), [false; 5]);
-    assert_eq!(g.nodes[3].app.as_str(), "ratings-app", "service nodes take their Service's app label");
+    assert_eq!(
+        g.nodes[3].app.as_str(),
+        "ratings-app",
+        "service nodes take their Service's app label"
+    );
 }
 
 #[test]

@@ -5,8 +5,8 @@
 use appender_support::{EdgeIndex, OnHops, edge_group_by, labels, request_families};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
-    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError, QueryTime,
-    RangeFunc,
+    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher,
+    MetricQuery, PluginError, QueryTime, RangeFunc,
 };
 
 /// The `responseTime` appender.
@@ -17,7 +17,11 @@ impl GraphAppender for ResponseTime {
         "responseTime"
     }
     fn inputs(&self, req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
-        let q = if req.response_time_quantile > 0.0 && req.response_time_quantile < 1.0 { req.response_time_quantile } else { 0.95 };
+        let q = if req.response_time_quantile > 0.0 && req.response_time_quantile < 1.0 {
+            req.response_time_quantile
+        } else {
+            0.95
+        };
         let group: Vec<RString> = edge_group_by(&[]).into_iter().map(RString::from).collect();
         let queries = request_families(req)
             .into_iter()
@@ -37,7 +41,12 @@ impl GraphAppender for ResponseTime {
             .collect();
         Ok(AppenderInputs { queries, ..Default::default() })
     }
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         if graph.nodes.is_empty() {
             return Ok(());
         }
@@ -45,9 +54,13 @@ impl GraphAppender for ResponseTime {
         let index = EdgeIndex::new(graph);
         // With service nodes only the service → workload hop gets a value: quantiles of
         // different destinations cannot be added up for the caller → service hop.
-        let hits = index.hits(&data.results, req.graph_type, req.inject_service_nodes, OnHops::Last, |s, _| {
-            s.samples.last().map(|p| p.v).filter(|v| v.is_finite()).map(|v| v * to_ms)
-        });
+        let hits = index.hits(
+            &data.results,
+            req.graph_type,
+            req.inject_service_nodes,
+            OnHops::Last,
+            |s, _| s.samples.last().map(|p| p.v).filter(|v| v.is_finite()).map(|v| v * to_ms),
+        );
         // Several series can land on one edge (an app node gathers its workloads' series);
         // quantiles do not add up, so the edge shows the slowest of them — and the answer
         // does not depend on the order the store returned them in.

@@ -49,15 +49,29 @@ fn edges_get_the_quantile_in_milliseconds_or_zero() {
     let r2 = ("reviews-v2", "reviews", "v2");
     let ra = ("ratings-v1", "ratings", "v1");
     let results = vec![
-        QueryResult { series: vec![series(pp, r1, "reviews", 0.020), series(pp, r2, "reviews", 0.020)].into_iter().collect() },
+        QueryResult {
+            series: vec![series(pp, r1, "reviews", 0.020), series(pp, r2, "reviews", 0.020)]
+                .into_iter()
+                .collect(),
+        },
         QueryResult::default(),
-        QueryResult { series: vec![series(r1, ra, "ratings", 0.030), series(r2, ra, "ratings", f64::NAN)].into_iter().collect() },
+        QueryResult {
+            series: vec![series(r1, ra, "ratings", 0.030), series(r2, ra, "ratings", f64::NAN)]
+                .into_iter()
+                .collect(),
+        },
     ];
     let mut g = Graph::default();
     for id in ["productpage-v1", "reviews-v1", "reviews-v2", "ratings-v1", "mongodb-v1"] {
         g.nodes.push(Node::new(&vapp(id), NodeType::App, REQUESTED));
     }
-    for (s, t, p) in [("productpage-v1", "reviews-v1", "http"), ("productpage-v1", "reviews-v2", "http"), ("reviews-v1", "ratings-v1", "http"), ("reviews-v2", "ratings-v1", "http"), ("ratings-v1", "mongodb-v1", "tcp")] {
+    for (s, t, p) in [
+        ("productpage-v1", "reviews-v1", "http"),
+        ("productpage-v1", "reviews-v2", "http"),
+        ("reviews-v1", "ratings-v1", "http"),
+        ("reviews-v2", "ratings-v1", "http"),
+        ("ratings-v1", "mongodb-v1", "tcp"),
+    ] {
         g.edges.push(Edge::new(&vapp(s), &vapp(t), p));
     }
     let data = AppenderData { results: results.into_iter().collect(), ..Default::default() };
@@ -72,7 +86,10 @@ fn series_that_meet_on_one_app_edge_give_the_slowest() {
     let src = format!("app_{REQUESTED}_productpage");
     let dst = format!("app_{REQUESTED}_reviews");
     let mut g = Graph::default();
-    g.nodes = vec![Node::new(&src, NodeType::App, REQUESTED), Node::new(&dst, NodeType::App, REQUESTED)].into_iter().collect();
+    g.nodes =
+        vec![Node::new(&src, NodeType::App, REQUESTED), Node::new(&dst, NodeType::App, REQUESTED)]
+            .into_iter()
+            .collect();
     g.edges = vec![Edge::new(&src, &dst, "http")].into_iter().collect();
     let pp = ("productpage-v1", "productpage", "v1");
     for order in [[20.0, 50.0, 30.0], [50.0, 30.0, 20.0]] {
@@ -81,7 +98,12 @@ fn series_that_meet_on_one_app_edge_give_the_slowest() {
             .zip(order)
             .map(|(w, v)| series(pp, (w, "reviews", "v1"), "reviews", v))
             .collect();
-        let data = AppenderData { results: vec![QueryResult { series: series.into_iter().collect() }].into_iter().collect(), ..Default::default() };
+        let data = AppenderData {
+            results: vec![QueryResult { series: series.into_iter().collect() }]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
         let mut g = g.clone();
         apply(&req, &data, &mut g);
         assert_eq!(g.edges[0].response_time.into_option(), Some(50.0));
@@ -103,9 +125,18 @@ fn with_service_nodes_only_the_service_hop_gets_a_value() {
     ]
     .into_iter()
     .collect();
-    g.edges = vec![Edge::new(&src, &svc, "http"), Edge::new(&svc, &dst, "http")].into_iter().collect();
-    let s = series(("productpage-v1", "productpage", "v1"), ("reviews-v1", "reviews", "v1"), "reviews", 12.0);
-    let data = AppenderData { results: vec![QueryResult { series: vec![s].into_iter().collect() }].into_iter().collect(), ..Default::default() };
+    g.edges =
+        vec![Edge::new(&src, &svc, "http"), Edge::new(&svc, &dst, "http")].into_iter().collect();
+    let s = series(
+        ("productpage-v1", "productpage", "v1"),
+        ("reviews-v1", "reviews", "v1"),
+        "reviews",
+        12.0,
+    );
+    let data = AppenderData {
+        results: vec![QueryResult { series: vec![s].into_iter().collect() }].into_iter().collect(),
+        ..Default::default()
+    };
     apply(&req, &data, &mut g);
     assert_eq!(g.edges[0].response_time.into_option(), Some(0.0));
     assert_eq!(g.edges[1].response_time.into_option(), Some(12.0));
@@ -130,8 +161,10 @@ fn a_big_result_gives_every_edge_its_own_slowest_quantile() {
     };
     let slow = |i: usize| 1.0 + i as f64;
     let fast = |i: usize| 0.5 + i as f64;
-    let first: Vec<Series> = (0..n).map(|i| if i % 2 == 0 { one(i, slow(i)) } else { one(i, fast(i)) }).collect();
-    let second: Vec<Series> = (0..n).map(|i| if i % 2 == 0 { one(i, fast(i)) } else { one(i, slow(i)) }).collect();
+    let first: Vec<Series> =
+        (0..n).map(|i| if i % 2 == 0 { one(i, slow(i)) } else { one(i, fast(i)) }).collect();
+    let second: Vec<Series> =
+        (0..n).map(|i| if i % 2 == 0 { one(i, fast(i)) } else { one(i, slow(i)) }).collect();
     let results = vec![QueryResult { series: first.into_iter().chain(second).collect() }];
     let data = AppenderData { results: results.into_iter().collect(), ..Default::default() };
     apply(&req, &data, &mut g);

@@ -4,11 +4,13 @@
 //! they only ask which connections were mTLS, not how many requests there were.
 #![forbid(unsafe_code)]
 
-use appender_support::{EdgeIndex, OnHops, edge_group_by, excludes_mesh, labels, ns_in, ns_not_in, requested_namespaces};
+use appender_support::{
+    EdgeIndex, OnHops, edge_group_by, excludes_mesh, labels, ns_in, ns_not_in, requested_namespaces,
+};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
-    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher, MetricQuery, PluginError, QueryTime,
-    RangeFunc,
+    AppenderData, AppenderInputs, Graph, GraphAppender, GraphRequest, HistogramStat, Matcher,
+    MetricQuery, PluginError, QueryTime, RangeFunc,
 };
 
 /// The `securityPolicy` appender.
@@ -34,7 +36,8 @@ impl GraphAppender for SecurityPolicy {
         if excludes_mesh(req) {
             inside.push(Matcher::ne(labels::DST_SVC_NS, req.mesh_namespace.as_str()));
         }
-        let group: Vec<RString> = edge_group_by(&[labels::SECURITY]).into_iter().map(RString::from).collect();
+        let group: Vec<RString> =
+            edge_group_by(&[labels::SECURITY]).into_iter().map(RString::from).collect();
         let queries = [into, inside]
             .into_iter()
             .map(|m| MetricQuery {
@@ -49,15 +52,26 @@ impl GraphAppender for SecurityPolicy {
             .collect();
         Ok(AppenderInputs { queries, ..Default::default() })
     }
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         if graph.nodes.is_empty() {
             return Ok(());
         }
         let index = EdgeIndex::new(graph);
-        let hits = index.hits(&data.results, req.graph_type, req.inject_service_nodes, OnHops::Every, |s, sl| {
-            let positive = s.samples.last().is_some_and(|p| p.v > 0.0);
-            (positive && sl.security == Some("mutual_tls")).then_some(())
-        });
+        let hits = index.hits(
+            &data.results,
+            req.graph_type,
+            req.inject_service_nodes,
+            OnHops::Every,
+            |s, sl| {
+                let positive = s.samples.last().is_some_and(|p| p.v > 0.0);
+                (positive && sl.security == Some("mutual_tls")).then_some(())
+            },
+        );
         let mut mtls = vec![false; graph.edges.len()];
         for &(e, ()) in &hits {
             mtls[e] = true;

@@ -37,14 +37,23 @@ fn graph(inject: bool) -> Graph {
     ]
     .into_iter()
     .collect();
-    g.edges = if inject { vec![Edge::new(&src, &svc, "http"), Edge::new(&svc, &dst, "http")] } else { vec![Edge::new(&src, &dst, "http")] }
-        .into_iter()
-        .collect();
+    g.edges = if inject {
+        vec![Edge::new(&src, &svc, "http"), Edge::new(&svc, &dst, "http")]
+    } else {
+        vec![Edge::new(&src, &dst, "http")]
+    }
+    .into_iter()
+    .collect();
     g
 }
 
 fn data(s: Vec<Series>) -> AppenderData {
-    AppenderData { results: vec![QueryResult { series: s.into_iter().collect() }, QueryResult::default()].into_iter().collect(), ..Default::default() }
+    AppenderData {
+        results: vec![QueryResult { series: s.into_iter().collect() }, QueryResult::default()]
+            .into_iter()
+            .collect(),
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -55,7 +64,9 @@ fn mutual_tls_edges_are_flagged_on_every_hop() {
         RResult::RErr(e) => panic!("{e}"),
     };
     assert_eq!(inputs.queries.len(), 2);
-    assert!(inputs.queries.iter().all(|q| q.matchers.contains(&Matcher::eq("reporter", "destination"))));
+    assert!(
+        inputs.queries.iter().all(|q| q.matchers.contains(&Matcher::eq("reporter", "destination")))
+    );
     let mut g = graph(false);
     apply(&req, &data(vec![series("mutual_tls", 9.5)]), &mut g);
     assert!(g.edges[0].is_mtls);
@@ -99,8 +110,12 @@ fn a_big_result_marks_exactly_the_mtls_edges() {
         x
     };
     let mtls = |i: usize| i.is_multiple_of(3);
-    let results: Vec<Series> = (0..n).rev().map(|i| one(i, if mtls(i) { "mutual_tls" } else { "unknown" })).collect();
-    let data = AppenderData { results: vec![QueryResult { series: results.into_iter().collect() }].into_iter().collect(), ..Default::default() };
+    let results: Vec<Series> =
+        (0..n).rev().map(|i| one(i, if mtls(i) { "mutual_tls" } else { "unknown" })).collect();
+    let data = AppenderData {
+        results: vec![QueryResult { series: results.into_iter().collect() }].into_iter().collect(),
+        ..Default::default()
+    };
     apply(&req, &data, &mut g);
     for (i, e) in g.edges.iter().enumerate() {
         assert_eq!(e.is_mtls, mtls(i), "edge {i}");

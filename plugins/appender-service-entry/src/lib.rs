@@ -3,7 +3,10 @@
 #![forbid(unsafe_code)]
 
 use appender_support::{FastMap, FastSet, HashMapExt};
-use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError};
+use plugin_api::{
+    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType,
+    PluginError,
+};
 
 /// The `serviceEntry` appender.
 pub struct ServiceEntry;
@@ -33,9 +36,17 @@ impl GraphAppender for ServiceEntry {
         "serviceEntry"
     }
     fn inputs(&self, _req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
-        Ok(AppenderInputs { cluster: vec![ClusterKind::ServiceEntries].into_iter().collect(), ..Default::default() })
+        Ok(AppenderInputs {
+            cluster: vec![ClusterKind::ServiceEntries].into_iter().collect(),
+            ..Default::default()
+        })
     }
-    fn apply(&self, _req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        _req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         if graph.nodes.is_empty() {
             return Ok(());
         }
@@ -44,7 +55,8 @@ impl GraphAppender for ServiceEntry {
             return Ok(());
         }
         let sources: FastSet<&str> = graph.edges.iter().map(|e| e.source.as_str()).collect();
-        let terminal: Vec<bool> = graph.nodes.iter().map(|n| !sources.contains(n.id.as_str())).collect();
+        let terminal: Vec<bool> =
+            graph.nodes.iter().map(|n| !sources.contains(n.id.as_str())).collect();
         for (n, terminal) in graph.nodes.iter_mut().zip(terminal) {
             if n.node_type != NodeType::Service || !terminal {
                 continue;

@@ -19,7 +19,8 @@ fn terminal_service_nodes_named_by_an_entry_get_its_location() {
     src.workload = "src".into();
     let mut dst = Node::new(&format!("wl_{REQUESTED}_dst"), NodeType::Workload, REQUESTED);
     dst.workload = "dst".into();
-    let (ext, int, not) = (svc("ExternalServiceEntry"), svc("InternalServiceEntry"), svc("NotServiceEntry"));
+    let (ext, int, not) =
+        (svc("ExternalServiceEntry"), svc("InternalServiceEntry"), svc("NotServiceEntry"));
     let mut g = Graph::default();
     for t in [&ext, &int, &not] {
         g.edges.push(Edge::new(src.id.as_str(), t.id.as_str(), "http"));
@@ -35,19 +36,29 @@ fn terminal_service_nodes_named_by_an_entry_get_its_location() {
     };
     let objects = vec![
         se("ext", r#"{"hosts":["ExternalServiceEntry"],"location":"MESH_EXTERNAL"}"#),
-        se("int", r#"{"hosts":["InternalServiceEntry","NotServiceEntry"],"location":"MESH_INTERNAL"}"#),
+        se(
+            "int",
+            r#"{"hosts":["InternalServiceEntry","NotServiceEntry"],"location":"MESH_INTERNAL"}"#,
+        ),
     ];
-    let data = AppenderData { cluster: ClusterData { objects: objects.into_iter().collect(), ..Default::default() }, ..Default::default() };
+    let data = AppenderData {
+        cluster: ClusterData { objects: objects.into_iter().collect(), ..Default::default() },
+        ..Default::default()
+    };
     let req = request(GraphType::Workload, false);
     match appender().inputs(&req) {
         RResult::ROk(i) => assert_eq!(i.cluster.as_slice(), [ClusterKind::ServiceEntries]),
         RResult::RErr(e) => panic!("{e}"),
     }
     apply(&req, &data, &mut g);
-    let got: Vec<(&str, &str)> = g.nodes.iter().map(|n| (n.id.as_str(), n.is_service_entry.as_str())).collect();
+    let got: Vec<(&str, &str)> =
+        g.nodes.iter().map(|n| (n.id.as_str(), n.is_service_entry.as_str())).collect();
     let ns = REQUESTED;
     assert!(got.contains(&(&format!("svc_{ns}_ExternalServiceEntry"), "MESH_EXTERNAL")));
     assert!(got.contains(&(&format!("svc_{ns}_InternalServiceEntry"), "MESH_INTERNAL")));
-    assert!(got.contains(&(&format!("svc_{ns}_NotServiceEntry"), "")), "a service node with outgoing edges is not an entry");
+    assert!(
+        got.contains(&(&format!("svc_{ns}_NotServiceEntry"), "")),
+        "a service node with outgoing edges is not an entry"
+    );
     assert_eq!(g.nodes.iter().filter(|n| !n.is_service_entry.is_empty()).count(), 2);
 }

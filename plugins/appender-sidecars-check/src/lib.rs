@@ -4,7 +4,10 @@
 
 use appender_support::is_ok;
 use appender_support::{FastMap, FastSet, HashMapExt};
-use plugin_api::{AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType, PluginError, label_value};
+use plugin_api::{
+    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType,
+    PluginError, label_value,
+};
 
 /// The `sidecarsCheck` appender.
 pub struct SidecarsCheck;
@@ -14,9 +17,17 @@ impl GraphAppender for SidecarsCheck {
         "sidecarsCheck"
     }
     fn inputs(&self, _req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
-        Ok(AppenderInputs { cluster: vec![ClusterKind::Workloads].into_iter().collect(), ..Default::default() })
+        Ok(AppenderInputs {
+            cluster: vec![ClusterKind::Workloads].into_iter().collect(),
+            ..Default::default()
+        })
     }
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
         // Indexed once: graphs of thousands of nodes meet thousands of workloads. For app
         // nodes only "does any workload of this app (and version) lack one" is asked, so
@@ -44,7 +55,11 @@ impl GraphAppender for SidecarsCheck {
                 NodeType::Workload => by_name.get(&(ns, n.workload.as_str())).is_some_and(|sc| !sc),
                 NodeType::App => {
                     let (app, version) = (n.app.as_str(), n.version.as_str());
-                    let missing = if is_ok(version) { version_missing.get(&(ns, app, version)) } else { app_missing.get(&(ns, app)) };
+                    let missing = if is_ok(version) {
+                        version_missing.get(&(ns, app, version))
+                    } else {
+                        app_missing.get(&(ns, app))
+                    };
                     missing.copied().unwrap_or(false)
                 }
                 _ => false,

@@ -61,7 +61,10 @@ fn workloads_and_apps_missing_a_sidecar_are_flagged() {
         w(ns, "mixed-v2", "mixed", "v2", false),
         w("istio-system", "gw", "gw", "", false),
     ];
-    let data = AppenderData { cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() }, ..Default::default() };
+    let data = AppenderData {
+        cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() },
+        ..Default::default()
+    };
     let mut req = request(GraphType::Workload, false);
     req.namespaces.push("istio-system".into());
     apply(&req, &data, &mut g);

@@ -81,7 +81,14 @@ pub fn node_ref<'a>(
     service: &'a str,
     graph_type: GraphType,
 ) -> Option<NodeRef<'a>> {
-    let r = |node_type, workload, app, version, service| NodeRef { node_type, namespace, workload, app, version, service };
+    let r = |node_type, workload, app, version, service| NodeRef {
+        node_type,
+        namespace,
+        workload,
+        app,
+        version,
+        service,
+    };
     let trim = |s: &'a str| if s == UNKNOWN { "" } else { s };
     if namespace == UNKNOWN && workload == UNKNOWN && app == UNKNOWN && service.is_empty() {
         return Some(r(NodeType::Unknown, workload, app, version, service));
@@ -216,7 +223,14 @@ impl<'a> SeriesLabels<'a> {
     /// The destination node, if identifiable.
     pub fn dest(&self, graph_type: GraphType) -> Option<NodeRef<'a>> {
         let g = |v: Option<&'a str>| v.unwrap_or(UNKNOWN);
-        node_ref(self.dest_namespace(), g(self.dst_wl), g(self.dst_app), g(self.dst_ver), g(self.dst_svc), graph_type)
+        node_ref(
+            self.dest_namespace(),
+            g(self.dst_wl),
+            g(self.dst_app),
+            g(self.dst_ver),
+            g(self.dst_svc),
+            graph_type,
+        )
     }
 
     /// The hops this series is recorded on.

@@ -52,8 +52,10 @@ impl<'g> EdgeIndex<'g> {
     /// (the response leaves out edges with a missing end).
     pub fn new(graph: &'g Graph) -> Self {
         // On big graphs, hashed on all cores.
-        let hashes: Vec<u64> =
-            map_chunks(&graph.edges, |_, c| c.iter().map(|e| pair_hash(e.source.as_str(), e.target.as_str())).collect::<Vec<_>>()).concat();
+        let hashes: Vec<u64> = map_chunks(&graph.edges, |_, c| {
+            c.iter().map(|e| pair_hash(e.source.as_str(), e.target.as_str())).collect::<Vec<_>>()
+        })
+        .concat();
         let mut pairs: FastMap<u64, u32> = FastMap::with_capacity(hashes.len());
         let mut next = vec![None; hashes.len()];
         // Filled from the last edge back, so that each pair's chain runs in edge order.
@@ -64,11 +66,19 @@ impl<'g> EdgeIndex<'g> {
     }
 
     /// Positions of the edges from `source` to `target` (any protocol), by internal id.
-    pub fn edges<'s>(&'s self, source: &'s str, target: &'s str) -> impl Iterator<Item = usize> + 's {
+    pub fn edges<'s>(
+        &'s self,
+        source: &'s str,
+        target: &'s str,
+    ) -> impl Iterator<Item = usize> + 's {
         let first = self.pairs.get(&pair_hash(source, target)).copied();
         std::iter::successors(first, |&e| self.next.get(e as usize).copied().flatten())
             .map(|e| e as usize)
-            .filter(move |&e| self.edges.get(e).is_some_and(|x| x.source.as_str() == source && x.target.as_str() == target))
+            .filter(move |&e| {
+                self.edges
+                    .get(e)
+                    .is_some_and(|x| x.source.as_str() == source && x.target.as_str() == target)
+            })
     }
 
     /// `(edge, value)` for each hop of each series of `results` that `pick` gives a value

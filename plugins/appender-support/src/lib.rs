@@ -65,7 +65,8 @@ pub mod labels {
     pub const REPORTER: &str = "reporter";
 
     /// The edge labels every graph query groups by (source and destination identity).
-    pub const EDGE: [&str; 9] = [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC_NS, DST_SVC, DST_WL, DST_APP, DST_VER];
+    pub const EDGE: [&str; 9] =
+        [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC_NS, DST_SVC, DST_WL, DST_APP, DST_VER];
 }
 
 /// A regular expression matching exactly the given namespaces (`a|b`), regex-escaped.
@@ -87,12 +88,20 @@ pub fn escape_regex(s: &str) -> String {
 
 /// `label =~ "ns1|ns2"` (or `label = "ns"` for one namespace).
 pub fn ns_in(label: &str, namespaces: &[impl AsRef<str>]) -> Matcher {
-    if namespaces.len() == 1 { Matcher::eq(label, namespaces[0].as_ref()) } else { Matcher::re(label, &namespaces_regex(namespaces)) }
+    if namespaces.len() == 1 {
+        Matcher::eq(label, namespaces[0].as_ref())
+    } else {
+        Matcher::re(label, &namespaces_regex(namespaces))
+    }
 }
 
 /// `label !~ "ns1|ns2"` (or `label != "ns"` for one namespace).
 pub fn ns_not_in(label: &str, namespaces: &[impl AsRef<str>]) -> Matcher {
-    if namespaces.len() == 1 { Matcher::ne(label, namespaces[0].as_ref()) } else { Matcher::nre(label, &namespaces_regex(namespaces)) }
+    if namespaces.len() == 1 {
+        Matcher::ne(label, namespaces[0].as_ref())
+    } else {
+        Matcher::nre(label, &namespaces_regex(namespaces))
+    }
 }
 
 /// The requested namespaces of a request, as plain strings.
@@ -116,7 +125,11 @@ pub fn request_families(req: &GraphRequest) -> [Vec<Matcher>; 3] {
         inside.push(Matcher::ne(labels::DST_SVC_NS, req.mesh_namespace.as_str()));
     }
     [
-        vec![Matcher::eq(labels::REPORTER, "destination"), Matcher::eq(labels::SRC_WL, UNKNOWN), ns_in(labels::DST_SVC_NS, &ns)],
+        vec![
+            Matcher::eq(labels::REPORTER, "destination"),
+            Matcher::eq(labels::SRC_WL, UNKNOWN),
+            ns_in(labels::DST_SVC_NS, &ns),
+        ],
         vec![
             Matcher::eq(labels::REPORTER, "source"),
             ns_not_in(labels::SRC_NS, &ns),
@@ -143,22 +156,44 @@ mod tests {
 
     #[test]
     fn ids_follow_the_reference_rules() {
-        let k = node_ref("unknown", "unknown", "unknown", "unknown", "", GraphType::Workload).unwrap();
+        let k =
+            node_ref("unknown", "unknown", "unknown", "unknown", "", GraphType::Workload).unwrap();
         assert_eq!((k.id().as_str(), k.node_type), ("unknown_source", NodeType::Unknown));
         assert_eq!(k.workload, "unknown");
-        let k = node_ref("bookinfo", "unknown", "unknown", "unknown", "unknown", GraphType::App).unwrap();
+        let k = node_ref("bookinfo", "unknown", "unknown", "unknown", "unknown", GraphType::App)
+            .unwrap();
         assert_eq!(k.id(), "svc_bookinfo_unknown");
-        let k = node_ref("bookinfo", "productpage-v1", "productpage", "v1", "productpage", GraphType::Workload).unwrap();
+        let k = node_ref(
+            "bookinfo",
+            "productpage-v1",
+            "productpage",
+            "v1",
+            "productpage",
+            GraphType::Workload,
+        )
+        .unwrap();
         assert_eq!((k.id().as_str(), k.service), ("wl_bookinfo_productpage-v1", ""));
-        let k = node_ref("bookinfo", "reviews-v1", "reviews", "v1", "", GraphType::VersionedApp).unwrap();
+        let k = node_ref("bookinfo", "reviews-v1", "reviews", "v1", "", GraphType::VersionedApp)
+            .unwrap();
         assert_eq!(k.id(), "vapp_bookinfo_reviews-v1");
-        let k = node_ref("bookinfo", "unknown", "reviews", "v1", "reviews", GraphType::VersionedApp).unwrap();
+        let k =
+            node_ref("bookinfo", "unknown", "reviews", "v1", "reviews", GraphType::VersionedApp)
+                .unwrap();
         assert_eq!(k.id(), "vapp_bookinfo_reviews_v1");
         let k = node_ref("bookinfo", "reviews-v1", "reviews", "v1", "", GraphType::App).unwrap();
         assert_eq!((k.id().as_str(), k.workload, k.version), ("app_bookinfo_reviews", "", ""));
-        let k = node_ref("bookinfo", "details-v1", "unknown", "unknown", "", GraphType::App).unwrap();
+        let k =
+            node_ref("bookinfo", "details-v1", "unknown", "unknown", "", GraphType::App).unwrap();
         assert_eq!((k.id().as_str(), k.app), ("wl_bookinfo_details-v1", ""));
-        let k = node_ref("bookinfo", "unknown", "unknown", "unknown", "api.example.com", GraphType::Workload).unwrap();
+        let k = node_ref(
+            "bookinfo",
+            "unknown",
+            "unknown",
+            "unknown",
+            "api.example.com",
+            GraphType::Workload,
+        )
+        .unwrap();
         assert_eq!(k.id(), "svc_bookinfo_api.example.com");
         assert!(node_ref("bookinfo", "unknown", "", "", "", GraphType::Workload).is_none());
     }
@@ -166,24 +201,53 @@ mod tests {
     #[test]
     fn series_labels_read_every_known_name() {
         let names = [
-            labels::SRC_NS, labels::SRC_WL, labels::SRC_APP, labels::SRC_VER, labels::DST_SVC_NS, labels::DST_SVC,
-            labels::DST_WL_NS, labels::DST_WL, labels::DST_APP, labels::DST_VER, labels::PROTOCOL, labels::CODE,
-            labels::GRPC_STATUS, labels::SECURITY,
+            labels::SRC_NS,
+            labels::SRC_WL,
+            labels::SRC_APP,
+            labels::SRC_VER,
+            labels::DST_SVC_NS,
+            labels::DST_SVC,
+            labels::DST_WL_NS,
+            labels::DST_WL,
+            labels::DST_APP,
+            labels::DST_VER,
+            labels::PROTOCOL,
+            labels::CODE,
+            labels::GRPC_STATUS,
+            labels::SECURITY,
         ];
         // Decoys of the same lengths come first; a repeated name keeps its first value.
         let mut l: Vec<Label> =
-            ["source_versioN", "response_flags", "xestination_app", "destination_workloaD"].iter().map(|n| Label::new(*n, "decoy")).collect();
+            ["source_versioN", "response_flags", "xestination_app", "destination_workloaD"]
+                .iter()
+                .map(|n| Label::new(*n, "decoy"))
+                .collect();
         l.extend(names.iter().map(|n| Label::new(*n, format!("v-{n}"))));
         l.push(Label::new(labels::SRC_APP, "second"));
         let s = SeriesLabels::read(&l);
         let got = [
-            s.src_ns, s.src_wl, s.src_app, s.src_ver, s.dst_svc_ns, s.dst_svc, s.dst_wl_ns, s.dst_wl, s.dst_app, s.dst_ver,
-            s.protocol, s.code, s.grpc_status, s.security,
+            s.src_ns,
+            s.src_wl,
+            s.src_app,
+            s.src_ver,
+            s.dst_svc_ns,
+            s.dst_svc,
+            s.dst_wl_ns,
+            s.dst_wl,
+            s.dst_app,
+            s.dst_ver,
+            s.protocol,
+            s.code,
+            s.grpc_status,
+            s.security,
         ];
         for (n, v) in names.iter().zip(got) {
             assert_eq!(v, Some(format!("v-{n}").as_str()), "{n}");
         }
-        assert!(SeriesLabels::read(&l[..4]).src_ver.is_none() && SeriesLabels::read(&l[..4]).dst_wl.is_none());
+        assert!(
+            SeriesLabels::read(&l[..4]).src_ver.is_none()
+                && SeriesLabels::read(&l[..4]).dst_wl.is_none()
+        );
     }
 
     #[test]
@@ -193,14 +257,25 @@ mod tests {
         for id in ["a", "b", "c"] {
             g.nodes.push(Node::new(id, NodeType::Workload, "ns"));
         }
-        for (s, t, p) in [("a", "b", "http"), ("b", "c", "http"), ("a", "b", "tcp"), ("a", "c", "grpc"), ("ab", "c", "http"), ("a", "bc", "tcp")] {
+        for (s, t, p) in [
+            ("a", "b", "http"),
+            ("b", "c", "http"),
+            ("a", "b", "tcp"),
+            ("a", "c", "grpc"),
+            ("ab", "c", "http"),
+            ("a", "bc", "tcp"),
+        ] {
             g.edges.push(Edge::new(s, t, p));
         }
         let index = EdgeIndex::new(&g);
         assert_eq!(index.edges("a", "b").collect::<Vec<_>>(), [0, 2]);
         assert_eq!(index.edges("a", "c").collect::<Vec<_>>(), [3]);
         assert_eq!(index.edges("b", "a").count(), 0);
-        assert_eq!(index.edges("ab", "c").collect::<Vec<_>>(), [4], "ends that concatenate alike stay apart");
+        assert_eq!(
+            index.edges("ab", "c").collect::<Vec<_>>(),
+            [4],
+            "ends that concatenate alike stay apart"
+        );
         assert_eq!(index.edges("a", "bc").collect::<Vec<_>>(), [5]);
         assert_eq!(index.edges("x", "b").count(), 0);
     }
@@ -237,9 +312,14 @@ mod tests {
         assert_eq!(ids, ["wl_ns_a-v1", "svc_ns_b", "wl_ns_b-v1"]);
         let h = SeriesLabels::read(&l).hops(GraphType::Workload, false);
         assert_eq!(h.len(), 1);
-        assert_eq!(h.pairs().map(|(s, d)| (s.id(), d.id())).collect::<Vec<_>>(), [("wl_ns_a-v1".to_string(), "wl_ns_b-v1".to_string())]);
-        let nameless: Vec<Label> = l.iter().filter(|x| !x.name.as_str().starts_with("source")).cloned().collect();
-        let nameless: Vec<Label> = nameless.into_iter().chain([Label::new("source_workload_namespace", "ns")]).collect();
+        assert_eq!(
+            h.pairs().map(|(s, d)| (s.id(), d.id())).collect::<Vec<_>>(),
+            [("wl_ns_a-v1".to_string(), "wl_ns_b-v1".to_string())]
+        );
+        let nameless: Vec<Label> =
+            l.iter().filter(|x| !x.name.as_str().starts_with("source")).cloned().collect();
+        let nameless: Vec<Label> =
+            nameless.into_iter().chain([Label::new("source_workload_namespace", "ns")]).collect();
         let h = SeriesLabels::read(&nameless).hops(GraphType::Workload, true);
         assert!(h.is_empty() && ids_empty(&h));
     }

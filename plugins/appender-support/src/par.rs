@@ -18,7 +18,10 @@ const MAX_THREADS: usize = 4;
 /// `f(start, chunk)` over consecutive chunks of `items`, results in chunk order.
 ///
 /// A panic in `f` reaches the caller as a panic, whichever thread it happened on.
-pub fn map_chunks<'t, T: Sync, R: Send>(items: &'t [T], f: impl Fn(usize, &'t [T]) -> R + Sync) -> Vec<R> {
+pub fn map_chunks<'t, T: Sync, R: Send>(
+    items: &'t [T],
+    f: impl Fn(usize, &'t [T]) -> R + Sync,
+) -> Vec<R> {
     let mut all = Vec::new();
     map_chunks_in_order(items, f, |r| all.push(r));
     all
@@ -30,7 +33,11 @@ pub fn map_chunks<'t, T: Sync, R: Send>(items: &'t [T], f: impl Fn(usize, &'t [T
 /// For work whose last step must be sequential (adding to one graph): that step overlaps
 /// the parallel one instead of waiting for all of it. The calling thread computes chunks
 /// too whenever the next one is not ready. A panic in `f` or `consume` reaches the caller.
-pub fn map_chunks_in_order<'t, T: Sync, R: Send>(items: &'t [T], f: impl Fn(usize, &'t [T]) -> R + Sync, mut consume: impl FnMut(R)) {
+pub fn map_chunks_in_order<'t, T: Sync, R: Send>(
+    items: &'t [T],
+    f: impl Fn(usize, &'t [T]) -> R + Sync,
+    mut consume: impl FnMut(R),
+) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
     if threads < 2 || items.len() < MIN_PARALLEL {
         consume(f(0, items));
@@ -123,10 +130,18 @@ mod tests {
             let items: Vec<usize> = (0..n).collect();
             let mut seen = Vec::new();
             let caller = std::thread::current().id();
-            map_chunks_in_order(&items, |_, c| c.iter().map(|x| x * 2).collect::<Vec<_>>(), |part| {
-                assert_eq!(std::thread::current().id(), caller, "consumed on the calling thread");
-                seen.extend(part);
-            });
+            map_chunks_in_order(
+                &items,
+                |_, c| c.iter().map(|x| x * 2).collect::<Vec<_>>(),
+                |part| {
+                    assert_eq!(
+                        std::thread::current().id(),
+                        caller,
+                        "consumed on the calling thread"
+                    );
+                    seen.extend(part);
+                },
+            );
             assert_eq!(seen, items.iter().map(|x| x * 2).collect::<Vec<_>>(), "n = {n}");
         }
     }
@@ -136,7 +151,11 @@ mod tests {
         let items: Vec<usize> = (0..MIN_PARALLEL * 4).collect();
         for bad in [0, CHUNK, 3 * CHUNK, items.len() - 1] {
             let r = std::panic::catch_unwind(|| {
-                map_chunks_in_order(&items, |start, c| assert!(!(start..start + c.len()).contains(&bad), "boom"), |_| {})
+                map_chunks_in_order(
+                    &items,
+                    |start, c| assert!(!(start..start + c.len()).contains(&bad), "boom"),
+                    |_| {},
+                )
             });
             assert!(r.is_err(), "panic at {bad}");
         }
@@ -145,7 +164,11 @@ mod tests {
     #[test]
     fn a_panic_in_a_chunk_reaches_the_caller() {
         let items: Vec<usize> = (0..MIN_PARALLEL * 2).collect();
-        let r = std::panic::catch_unwind(|| map_chunks(&items, |start, c| assert!(!(start..start + c.len()).contains(&(3 * CHUNK)), "boom")));
+        let r = std::panic::catch_unwind(|| {
+            map_chunks(&items, |start, c| {
+                assert!(!(start..start + c.len()).contains(&(3 * CHUNK)), "boom")
+            })
+        });
         assert!(r.is_err());
     }
 }

@@ -2,9 +2,12 @@
 //! that saw no traffic, reference §3.5. Not for service graphs nor node-detail graphs.
 #![forbid(unsafe_code)]
 
-use appender_support::{FastMap, FastSet, HashMapExt, HashSetExt, UNKNOWN, node_positions, node_ref};
+use appender_support::{
+    FastMap, FastSet, HashMapExt, HashSetExt, UNKNOWN, node_positions, node_ref,
+};
 use plugin_api::{
-    AppenderData, AppenderInputs, ClusterKind, Edge, Graph, GraphAppender, GraphRequest, GraphType, Node, PluginError, label_value,
+    AppenderData, AppenderInputs, ClusterKind, Edge, Graph, GraphAppender, GraphRequest, GraphType,
+    Node, PluginError, label_value,
 };
 
 /// The `unusedNode` appender.
@@ -22,7 +25,12 @@ impl GraphAppender for UnusedNode {
         let cluster = if applies(req) { vec![ClusterKind::Workloads] } else { Vec::new() };
         Ok(AppenderInputs { cluster: cluster.into_iter().collect(), ..Default::default() })
     }
-    fn apply(&self, req: &GraphRequest, data: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         if !applies(req) {
             return Ok(());
         }
@@ -37,10 +45,23 @@ impl GraphAppender for UnusedNode {
             let mut added: FastSet<String> = FastSet::new();
             let mut wants_callers: Vec<(usize, (&str, &str))> = Vec::new();
             let mut id = String::new();
-            for w in data.cluster.workloads.iter().filter(|w| requested.contains(w.namespace.as_str())) {
-                let app = label_value(&w.labels, req.app_label.as_str()).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN);
-                let version = label_value(&w.labels, req.version_label.as_str()).filter(|s| !s.is_empty()).unwrap_or(UNKNOWN);
-                let Some(k) = node_ref(w.namespace.as_str(), w.name.as_str(), app, version, "", req.graph_type) else {
+            for w in
+                data.cluster.workloads.iter().filter(|w| requested.contains(w.namespace.as_str()))
+            {
+                let app = label_value(&w.labels, req.app_label.as_str())
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(UNKNOWN);
+                let version = label_value(&w.labels, req.version_label.as_str())
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(UNKNOWN);
+                let Some(k) = node_ref(
+                    w.namespace.as_str(),
+                    w.name.as_str(),
+                    app,
+                    version,
+                    "",
+                    req.graph_type,
+                ) else {
                     continue;
                 };
                 k.write_id(&mut id);

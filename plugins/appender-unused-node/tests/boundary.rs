@@ -21,7 +21,10 @@ fn workloads() -> AppenderData {
         w("recommendation-v1", "recommendation", "v1"),
         w("recommendation-v2", "recommendation", "v2"),
     ];
-    AppenderData { cluster: ClusterData { workloads: list.into_iter().collect(), ..Default::default() }, ..Default::default() }
+    AppenderData {
+        cluster: ClusterData { workloads: list.into_iter().collect(), ..Default::default() },
+        ..Default::default()
+    }
 }
 
 fn vapp(wl: &str) -> String {
@@ -42,7 +45,11 @@ fn an_empty_graph_gets_every_workload_as_unused() {
     let mut g = Graph::default();
     apply(&req, &workloads(), &mut g);
     assert_eq!(g.nodes.len(), 4);
-    assert!(g.nodes.iter().all(|n| n.is_unused && n.node_type == NodeType::App && !n.rates.has_traffic()));
+    assert!(
+        g.nodes
+            .iter()
+            .all(|n| n.is_unused && n.node_type == NodeType::App && !n.rates.has_traffic())
+    );
     assert!(g.edges.is_empty());
 }
 
@@ -51,7 +58,12 @@ fn unused_versions_get_edges_from_callers_of_their_app() {
     let req = request(GraphType::VersionedApp, false);
     let mut g = Graph::default();
     let unknown = Node::new("unknown_source", NodeType::Unknown, "unknown");
-    let nodes = vec![unknown, node("customer-v1", "customer"), node("preference-v1", "preference"), node("recommendation-v1", "recommendation")];
+    let nodes = vec![
+        unknown,
+        node("customer-v1", "customer"),
+        node("preference-v1", "preference"),
+        node("recommendation-v1", "recommendation"),
+    ];
     for w in nodes.windows(2) {
         g.edges.push(Edge::new(w[0].id.as_str(), w[1].id.as_str(), "http"));
     }
@@ -60,8 +72,12 @@ fn unused_versions_get_edges_from_callers_of_their_app() {
     assert_eq!(g.nodes.len(), 5);
     let unused: Vec<&str> = g.nodes.iter().filter(|n| n.is_unused).map(|n| n.id.as_str()).collect();
     assert_eq!(unused, [vapp("recommendation-v2")]);
-    let to_unused: Vec<(&str, &str)> =
-        g.edges.iter().filter(|e| e.target.as_str() == vapp("recommendation-v2")).map(|e| (e.source.as_str(), e.protocol.as_str())).collect();
+    let to_unused: Vec<(&str, &str)> = g
+        .edges
+        .iter()
+        .filter(|e| e.target.as_str() == vapp("recommendation-v2"))
+        .map(|e| (e.source.as_str(), e.protocol.as_str()))
+        .collect();
     assert_eq!(to_unused, [(vapp("preference-v1").as_str(), "")]);
 }
 

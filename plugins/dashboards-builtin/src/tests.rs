@@ -15,7 +15,9 @@ fn every_shipped_file_parses_and_names_are_unique() {
         // The revealing metric must be one the template charts (so it is a real series name).
         // A histogram's base name is no series of its own, so it cannot reveal anything.
         assert!(
-            t.charts.iter().any(|c| c.metric_name == t.discover_on && c.data_type != DataType::Histogram),
+            t.charts
+                .iter()
+                .any(|c| c.metric_name == t.discover_on && c.data_type != DataType::Histogram),
             "{}: discoverOn is not a charted gauge or counter",
             t.name
         );
@@ -26,11 +28,20 @@ fn every_shipped_file_parses_and_names_are_unique() {
 fn the_runtimes_the_issue_names_are_shipped() {
     let all = builtin_templates().unwrap();
     let runtimes: HashSet<_> = all.iter().map(|t| t.runtime.as_str()).collect();
-    for r in ["Vert.x", "Node.js", "Go", "Spring Boot", "Quarkus", "MicroProfile", "Thorntail", "Envoy"] {
+    for r in
+        ["Vert.x", "Node.js", "Go", "Spring Boot", "Quarkus", "MicroProfile", "Thorntail", "Envoy"]
+    {
         assert!(runtimes.contains(r), "missing runtime {r}");
     }
     let names: HashSet<_> = all.iter().map(|t| t.name.as_str()).collect();
-    for n in ["vertx-server", "vertx-client", "vertx-eventbus", "vertx-pool", "springboot-jvm", "springboot-tomcat"] {
+    for n in [
+        "vertx-server",
+        "vertx-client",
+        "vertx-eventbus",
+        "vertx-pool",
+        "springboot-jvm",
+        "springboot-tomcat",
+    ] {
         assert!(names.contains(n), "missing template {n}");
     }
 }
@@ -38,7 +49,12 @@ fn the_runtimes_the_issue_names_are_shipped() {
 #[test]
 fn exporter_metric_names_are_used() {
     let all = builtin_templates().unwrap();
-    let metric = |n: &str| all.iter().flat_map(|t| t.charts.iter()).find(|c| c.metric_name.as_str() == n).map(|c| c.data_type);
+    let metric = |n: &str| {
+        all.iter()
+            .flat_map(|t| t.charts.iter())
+            .find(|c| c.metric_name.as_str() == n)
+            .map(|c| c.data_type)
+    };
     assert_eq!(metric("vertx_http_server_requests_total"), Some(DataType::Rate));
     assert_eq!(metric("vertx_http_server_responseTime_seconds"), Some(DataType::Histogram));
     assert_eq!(metric("go_goroutines"), Some(DataType::Raw));
@@ -67,5 +83,8 @@ fn the_provider_is_lowest_tier_and_needs_no_cluster_data() {
     let b = Builtin::default();
     assert_eq!(b.tier(), ProviderTier::Builtin);
     assert!(b.inputs().is_empty());
-    assert_eq!(b.templates(&ClusterData::default()).unwrap().len(), builtin_templates().unwrap().len());
+    assert_eq!(
+        b.templates(&ClusterData::default()).unwrap().len(),
+        builtin_templates().unwrap().len()
+    );
 }

@@ -37,7 +37,9 @@ fn template_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, Format)>> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let Some(format) = path.extension().and_then(|e| e.to_str()).and_then(Format::from_extension) else {
+        let Some(format) =
+            path.extension().and_then(|e| e.to_str()).and_then(Format::from_extension)
+        else {
             continue;
         };
         if path.is_file() {
@@ -66,7 +68,10 @@ pub fn read_folders(dirs: &[PathBuf]) -> Vec<DashboardTemplate> {
                 .map_err(|e| e.to_string())
                 .and_then(|text| templates_from_text(&text, format).map_err(|e| e.to_string()));
             match parsed {
-                Err(e) => warnings.push(warning(format!("dashboard template file {} skipped: {e}", path.display()))),
+                Err(e) => warnings.push(warning(format!(
+                    "dashboard template file {} skipped: {e}",
+                    path.display()
+                ))),
                 Ok(ts) => {
                     for t in ts {
                         if let Some(first) = origin.get(t.name.as_str()) {
@@ -102,16 +107,26 @@ impl TemplateSource for Folders {
             Some(serde_json::Value::Array(items)) => items
                 .iter()
                 .map(|v| {
-                    v.as_str()
-                        .map(PathBuf::from)
-                        .ok_or_else(|| PluginError::invalid(format!("dashboards.folders: {v} is not a path string")))
+                    v.as_str().map(PathBuf::from).ok_or_else(|| {
+                        PluginError::invalid(format!(
+                            "dashboards.folders: {v} is not a path string"
+                        ))
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()?,
-            Some(other) => return Err(PluginError::invalid(format!("dashboards.folders: {other} is not a list"))),
+            Some(other) => {
+                return Err(PluginError::invalid(format!(
+                    "dashboards.folders: {other} is not a list"
+                )));
+            }
         };
         for d in &dirs {
-            std::fs::read_dir(d)
-                .map_err(|e| PluginError::invalid(format!("dashboards.folders: cannot read {}: {e}", d.display())))?;
+            std::fs::read_dir(d).map_err(|e| {
+                PluginError::invalid(format!(
+                    "dashboards.folders: cannot read {}: {e}",
+                    d.display()
+                ))
+            })?;
         }
         self.dirs = dirs;
         Ok(())

@@ -35,7 +35,11 @@ fn a_bad_file_is_skipped_and_reported_with_its_path() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("good.toml"), GOOD_TOML).unwrap();
     let bad = dir.path().join("bad.yaml");
-    std::fs::write(&bad, "name: x\ntitle: X\ncharts: [{name: c, metricName: m, dataType: counter}]\n").unwrap();
+    std::fs::write(
+        &bad,
+        "name: x\ntitle: X\ncharts: [{name: c, metricName: m, dataType: counter}]\n",
+    )
+    .unwrap();
     let broken = dir.path().join("broken.json");
     std::fs::write(&broken, "{").unwrap();
     let (t, w) = split(read_folders(&[dir.path().to_path_buf()]));

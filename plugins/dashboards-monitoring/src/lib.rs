@@ -10,7 +10,10 @@
 #![forbid(unsafe_code)]
 
 use dashboards_spec::{template_from_spec, warning};
-use plugin_api::{ClusterData, ClusterKind, ConfigObject, DashboardTemplate, PluginError, ProviderTier, TemplateSource, label_value};
+use plugin_api::{
+    ClusterData, ClusterKind, ConfigObject, DashboardTemplate, PluginError, ProviderTier,
+    TemplateSource, label_value,
+};
 
 /// The provider (no configuration).
 #[derive(Default)]
@@ -25,7 +28,9 @@ pub fn template_of(obj: &ConfigObject) -> DashboardTemplate {
             t.namespace = obj.namespace.clone();
             t
         }
-        Err(e) => warning(format!("MonitoringDashboard {}/{} skipped: {e}", obj.namespace, obj.name)),
+        Err(e) => {
+            warning(format!("MonitoringDashboard {}/{} skipped: {e}", obj.namespace, obj.name))
+        }
     }
 }
 
@@ -75,7 +80,11 @@ mod tests {
     #[test]
     fn resources_map_to_templates_keeping_their_namespace() {
         let data = ClusterData {
-            objects: vec![obj("bookinfo", "vertx-server", SPEC), obj("istio-system", "vertx-server", SPEC)].into(),
+            objects: vec![
+                obj("bookinfo", "vertx-server", SPEC),
+                obj("istio-system", "vertx-server", SPEC),
+            ]
+            .into(),
             ..Default::default()
         };
         let ts = MonitoringDashboards.templates(&data).unwrap();
@@ -83,7 +92,11 @@ mod tests {
         assert_eq!(ts[0].name.as_str(), "vertx-server");
         assert_eq!(ts[0].namespace.as_str(), "bookinfo");
         assert_eq!(ts[1].namespace.as_str(), "istio-system");
-        assert_eq!(ts[0].runtime.as_str(), "Vert.x", "runtime from the label when the spec has none");
+        assert_eq!(
+            ts[0].runtime.as_str(),
+            "Vert.x",
+            "runtime from the label when the spec has none"
+        );
         assert_eq!(ts[0].title.as_str(), "Team Vert.x");
         assert_eq!(ts[0].charts[0].data_type, DataType::Rate);
         assert_eq!(ts[0].charts[0].spans, 12);
@@ -91,10 +104,17 @@ mod tests {
 
     #[test]
     fn a_bad_resource_becomes_a_warning_naming_it() {
-        let data = ClusterData { objects: vec![obj("bookinfo", "broken", r#"{"charts":[]}"#)].into(), ..Default::default() };
+        let data = ClusterData {
+            objects: vec![obj("bookinfo", "broken", r#"{"charts":[]}"#)].into(),
+            ..Default::default()
+        };
         let ts = MonitoringDashboards.templates(&data).unwrap();
         assert!(dashboards_spec::is_warning(&ts[0]));
-        assert!(ts[0].title.contains("bookinfo/broken") && ts[0].title.contains("title"), "{}", ts[0].title);
+        assert!(
+            ts[0].title.contains("bookinfo/broken") && ts[0].title.contains("title"),
+            "{}",
+            ts[0].title
+        );
     }
 
     #[test]

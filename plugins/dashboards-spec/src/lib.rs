@@ -74,8 +74,11 @@ pub fn parse_text(text: &str, format: Format) -> Result<Value, SpecError> {
         Format::Toml => toml::from_str::<Value>(text)
             .map_err(|e| SpecError::Syntax { format: "TOML", message: e.message().to_string() }),
         // YAML 1.2 booleans only: a template named `y` or `on` must stay a string.
-        Format::Yaml => serde_saphyr::from_str_with_options::<Value>(text, serde_saphyr::options! { strict_booleans: true })
-            .map_err(|e| SpecError::Syntax { format: "YAML", message: first_line(&e.to_string()) }),
+        Format::Yaml => serde_saphyr::from_str_with_options::<Value>(
+            text,
+            serde_saphyr::options! { strict_booleans: true },
+        )
+        .map_err(|e| SpecError::Syntax { format: "YAML", message: first_line(&e.to_string()) }),
     }
 }
 
@@ -84,32 +87,43 @@ fn first_line(s: &str) -> String {
 }
 
 /// Parses a whole document into its templates (see the crate docs for the shapes).
-pub fn templates_from_text(text: &str, format: Format) -> Result<Vec<DashboardTemplate>, SpecError> {
+pub fn templates_from_text(
+    text: &str,
+    format: Format,
+) -> Result<Vec<DashboardTemplate>, SpecError> {
     templates_from_document(&parse_text(text, format)?)
 }
 
 /// Interprets a parsed document: one template, `dashboards: [...]`, or a resource.
 pub fn templates_from_document(doc: &Value) -> Result<Vec<DashboardTemplate>, SpecError> {
-    let obj = doc.as_object().ok_or_else(|| SpecError::Invalid("the document is not a table/object".into()))?;
+    let obj = doc
+        .as_object()
+        .ok_or_else(|| SpecError::Invalid("the document is not a table/object".into()))?;
     if let Some(list) = obj.get("dashboards") {
-        let items = list.as_array().ok_or_else(|| SpecError::Invalid("`dashboards` is not a list".into()))?;
+        let items = list
+            .as_array()
+            .ok_or_else(|| SpecError::Invalid("`dashboards` is not a list".into()))?;
         return items
             .iter()
             .enumerate()
             .map(|(i, item)| {
                 let name = str_field(item, "name").unwrap_or_default();
-                template_from_spec(&name, item, "").map_err(|e| SpecError::Invalid(format!("dashboards[{i}]: {e}")))
+                template_from_spec(&name, item, "")
+                    .map_err(|e| SpecError::Invalid(format!("dashboards[{i}]: {e}")))
             })
             .collect();
     }
     if obj.contains_key("spec") {
         let kind = str_field(doc, "kind").unwrap_or_default();
         if !kind.is_empty() && kind != "MonitoringDashboard" {
-            return Err(SpecError::Invalid(format!("a resource of kind `{kind}` is not a MonitoringDashboard")));
+            return Err(SpecError::Invalid(format!(
+                "a resource of kind `{kind}` is not a MonitoringDashboard"
+            )));
         }
         let meta = obj.get("metadata").cloned().unwrap_or(Value::Null);
         let name = str_field(&meta, "name").unwrap_or_default();
-        let label_runtime = meta.get("labels").and_then(|l| str_field(l, "runtime")).unwrap_or_default();
+        let label_runtime =
+            meta.get("labels").and_then(|l| str_field(l, "runtime")).unwrap_or_default();
         let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
         return template_from_spec(&name, &spec, &label_runtime).map(|t| vec![t]);
     }
@@ -124,7 +138,11 @@ fn str_field(v: &Value, key: &str) -> Option<String> {
 /// Builds one template named `name` from a spec object. `label_runtime` is the runtime a
 /// resource's `runtime` label gives (Kiali v0.14 kept it there); the spec's own `runtime`
 /// wins, and the title stands in when neither is set.
-pub fn template_from_spec(name: &str, spec: &Value, label_runtime: &str) -> Result<DashboardTemplate, SpecError> {
+pub fn template_from_spec(
+    name: &str,
+    spec: &Value,
+    label_runtime: &str,
+) -> Result<DashboardTemplate, SpecError> {
     check_name(name)?;
     let invalid = |m: String| SpecError::Invalid(format!("template `{name}`: {m}"));
     if !spec.is_object() {
@@ -136,7 +154,10 @@ pub fn template_from_spec(name: &str, spec: &Value, label_runtime: &str) -> Resu
         .or_else(|| Some(label_runtime.to_string()).filter(|r| !r.is_empty()))
         .unwrap_or_else(|| title.clone());
     let discover_on = str_field(spec, "discoverOn").unwrap_or_default();
-    let charts_v = spec.get("charts").and_then(Value::as_array).ok_or_else(|| invalid("`charts` is missing or not a list".into()))?;
+    let charts_v = spec
+        .get("charts")
+        .and_then(Value::as_array)
+        .ok_or_else(|| invalid("`charts` is missing or not a list".into()))?;
     let mut charts = Vec::with_capacity(charts_v.len());
     for (i, c) in charts_v.iter().enumerate() {
         charts.push(chart(c).map_err(|m| invalid(format!("charts[{i}]: {m}")))?);
@@ -157,14 +178,17 @@ fn check_name(name: &str) -> Result<(), SpecError> {
         return Err(SpecError::Invalid("a template has no `name`".into()));
     }
     if name.contains('/') || name.chars().any(char::is_whitespace) {
-        return Err(SpecError::Invalid(format!("template name `{name}` contains `/` or whitespace")));
+        return Err(SpecError::Invalid(format!(
+            "template name `{name}` contains `/` or whitespace"
+        )));
     }
     Ok(())
 }
 
 fn chart(c: &Value) -> Result<ChartTemplate, String> {
     let name = str_field(c, "name").ok_or("`name` is missing")?;
-    let metric = str_field(c, "metricName").filter(|m| !m.is_empty()).ok_or("`metricName` is missing")?;
+    let metric =
+        str_field(c, "metricName").filter(|m| !m.is_empty()).ok_or("`metricName` is missing")?;
     if !metric.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == ':')
         || metric.starts_with(|ch: char| ch.is_ascii_digit())
     {
@@ -189,7 +213,9 @@ fn chart(c: &Value) -> Result<ChartTemplate, String> {
     if let Some(aggs) = c.get("aggregations") {
         let aggs = aggs.as_array().ok_or("`aggregations` is not a list")?;
         for (j, a) in aggs.iter().enumerate() {
-            let label = str_field(a, "label").filter(|l| !l.is_empty()).ok_or(format!("aggregations[{j}]: `label` is missing"))?;
+            let label = str_field(a, "label")
+                .filter(|l| !l.is_empty())
+                .ok_or(format!("aggregations[{j}]: `label` is missing"))?;
             let display = str_field(a, "displayName").unwrap_or_else(|| label.clone());
             aggregations.push(AggregationDef { label: label.into(), display_name: display.into() });
         }

@@ -96,10 +96,22 @@ fn bad_documents_say_what_is_wrong() {
         (r#"{"name":"a/b","title":"T","charts":[]}"#, "contains `/`"),
         (r#"{"name":"a","charts":[]}"#, "`title` is missing"),
         (r#"{"name":"a","title":"T"}"#, "`charts`"),
-        (r#"{"name":"a","title":"T","charts":[{"name":"c","dataType":"raw"}]}"#, "`metricName` is missing"),
-        (r#"{"name":"a","title":"T","charts":[{"name":"c","metricName":"m{x}","dataType":"raw"}]}"#, "not a metric name"),
-        (r#"{"name":"a","title":"T","charts":[{"name":"c","metricName":"m","dataType":"raw","spans":13}]}"#, "`spans`"),
-        (r#"{"name":"a","title":"T","charts":[{"name":"c","metricName":"m","dataType":"raw","aggregations":[{}]}]}"#, "`label` is missing"),
+        (
+            r#"{"name":"a","title":"T","charts":[{"name":"c","dataType":"raw"}]}"#,
+            "`metricName` is missing",
+        ),
+        (
+            r#"{"name":"a","title":"T","charts":[{"name":"c","metricName":"m{x}","dataType":"raw"}]}"#,
+            "not a metric name",
+        ),
+        (
+            r#"{"name":"a","title":"T","charts":[{"name":"c","metricName":"m","dataType":"raw","spans":13}]}"#,
+            "`spans`",
+        ),
+        (
+            r#"{"name":"a","title":"T","charts":[{"name":"c","metricName":"m","dataType":"raw","aggregations":[{}]}]}"#,
+            "`label` is missing",
+        ),
         (r#"{"kind":"Pod","spec":{}}"#, "not a MonitoringDashboard"),
         (r#"[1]"#, "not a table"),
     ];
@@ -107,8 +119,14 @@ fn bad_documents_say_what_is_wrong() {
         let e = templates_from_text(doc, Format::Json).unwrap_err().to_string();
         assert!(e.contains(want), "{doc}: {e}");
     }
-    assert!(matches!(parse_text("a = ", Format::Toml), Err(SpecError::Syntax { format: "TOML", .. })));
-    assert!(matches!(parse_text("a: [", Format::Yaml), Err(SpecError::Syntax { format: "YAML", .. })));
+    assert!(matches!(
+        parse_text("a = ", Format::Toml),
+        Err(SpecError::Syntax { format: "TOML", .. })
+    ));
+    assert!(matches!(
+        parse_text("a: [", Format::Yaml),
+        Err(SpecError::Syntax { format: "YAML", .. })
+    ));
 }
 
 #[test]

@@ -77,7 +77,9 @@ impl Configured {
                 match load(&self.path) {
                     Ok(fresh) => *self.current.write().unwrap_or_else(|e| e.into_inner()) = fresh,
                     // Keep answering from the old data; the file may be half written.
-                    Err(e) => tracing::warn!(error = %e, "cannot reload the metrics file; keeping the old data"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot reload the metrics file; keeping the old data")
+                    }
                 }
             }
         }
@@ -92,7 +94,9 @@ impl MetricsStore for OpenMetricsFile {
 
     fn configure(&mut self, config: &serde_json::Value) -> Result<(), PluginError> {
         let Some(table) = config.as_object() else {
-            return Err(PluginError::invalid("metrics.openmetrics_file must be a table with a path"));
+            return Err(PluginError::invalid(
+                "metrics.openmetrics_file must be a table with a path",
+            ));
         };
         if let Some(unknown) = table.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
             return Err(PluginError::invalid(format!(
@@ -102,12 +106,20 @@ impl MetricsStore for OpenMetricsFile {
         }
         let path = match table.get("path") {
             Some(serde_json::Value::String(p)) if !p.is_empty() => PathBuf::from(p),
-            _ => return Err(PluginError::invalid("metrics.openmetrics_file.path is required (a file name)")),
+            _ => {
+                return Err(PluginError::invalid(
+                    "metrics.openmetrics_file.path is required (a file name)",
+                ));
+            }
         };
         let reload = match table.get("reload") {
             None => true,
             Some(serde_json::Value::Bool(b)) => *b,
-            Some(_) => return Err(PluginError::invalid("metrics.openmetrics_file.reload must be true or false")),
+            Some(_) => {
+                return Err(PluginError::invalid(
+                    "metrics.openmetrics_file.reload must be true or false",
+                ));
+            }
         };
         let loaded = load(&path)?;
         self.inner = Some(Configured {
@@ -137,7 +149,9 @@ impl MetricsStore for OpenMetricsFile {
 
 impl OpenMetricsFile {
     fn configured(&self) -> Result<&Configured, PluginError> {
-        self.inner.as_ref().ok_or_else(|| PluginError::internal("the openmetrics_file backend is not configured"))
+        self.inner
+            .as_ref()
+            .ok_or_else(|| PluginError::internal("the openmetrics_file backend is not configured"))
     }
 }
 

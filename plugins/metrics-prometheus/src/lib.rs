@@ -22,15 +22,16 @@ use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use base64::Engine as _;
 use plugin_api::{
-    BackendStatus, Label, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime, Sample, Series,
-    abi_stable::std_types::RVec,
+    BackendStatus, Label, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime, Sample,
+    Series, abi_stable::std_types::RVec,
 };
 use prometheus_http_query::{Client, Error as PromError, response::Data};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use tokio::runtime::Runtime;
 
 /// Keys accepted in `[metrics.prometheus]`.
-const KNOWN_KEYS: &[&str] = &["url", "username", "password", "bearer_token", "headers", "timeout_ms"];
+const KNOWN_KEYS: &[&str] =
+    &["url", "username", "password", "bearer_token", "headers", "timeout_ms"];
 const DEFAULT_STATUS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A configured connection: the client and the runtime that drives it.
@@ -49,17 +50,24 @@ pub struct Prometheus {
     inner: Option<Arc<Connected>>,
 }
 
-fn string_key(table: &serde_json::Map<String, serde_json::Value>, key: &str) -> Result<Option<String>, PluginError> {
+fn string_key(
+    table: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+) -> Result<Option<String>, PluginError> {
     match table.get(key) {
         None | Some(serde_json::Value::Null) => Ok(None),
         // An empty string is the same as leaving the key out (config files blank it).
         Some(serde_json::Value::String(s)) if s.is_empty() => Ok(None),
         Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(PluginError::invalid(format!("metrics.prometheus.{key} must be a string, not {other}"))),
+        Some(other) => Err(PluginError::invalid(format!(
+            "metrics.prometheus.{key} must be a string, not {other}"
+        ))),
     }
 }
 
-fn header_map(table: &serde_json::Map<String, serde_json::Value>) -> Result<HeaderMap, PluginError> {
+fn header_map(
+    table: &serde_json::Map<String, serde_json::Value>,
+) -> Result<HeaderMap, PluginError> {
     let mut headers = HeaderMap::new();
     let Some(value) = table.get("headers") else {
         return Ok(headers);
@@ -69,27 +77,39 @@ fn header_map(table: &serde_json::Map<String, serde_json::Value>) -> Result<Head
     };
     for (name, value) in map {
         let serde_json::Value::String(value) = value else {
-            return Err(PluginError::invalid(format!("metrics.prometheus.headers.{name} must be a string")));
+            return Err(PluginError::invalid(format!(
+                "metrics.prometheus.headers.{name} must be a string"
+            )));
         };
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| PluginError::invalid(format!("metrics.prometheus.headers: invalid header name {name:?}")))?;
-        let mut value = HeaderValue::from_str(value)
-            .map_err(|_| PluginError::invalid(format!("metrics.prometheus.headers.{name}: invalid header value")))?;
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            PluginError::invalid(format!(
+                "metrics.prometheus.headers: invalid header name {name:?}"
+            ))
+        })?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            PluginError::invalid(format!("metrics.prometheus.headers.{name}: invalid header value"))
+        })?;
         value.set_sensitive(true);
         headers.insert(name, value);
     }
     Ok(headers)
 }
 
-fn auth_header(table: &serde_json::Map<String, serde_json::Value>) -> Result<Option<HeaderValue>, PluginError> {
+fn auth_header(
+    table: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<HeaderValue>, PluginError> {
     let username = string_key(table, "username")?;
     let password = string_key(table, "password")?;
     let bearer = string_key(table, "bearer_token")?;
     let text = match (username, password, bearer) {
         (Some(_), _, Some(_)) => {
-            return Err(PluginError::invalid("metrics.prometheus: set either username/password or bearer_token, not both"));
+            return Err(PluginError::invalid(
+                "metrics.prometheus: set either username/password or bearer_token, not both",
+            ));
         }
-        (None, Some(_), _) => return Err(PluginError::invalid("metrics.prometheus.password needs a username")),
+        (None, Some(_), _) => {
+            return Err(PluginError::invalid("metrics.prometheus.password needs a username"));
+        }
         (Some(u), p, None) => {
             let pair = format!("{u}:{}", p.unwrap_or_default());
             format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair))
@@ -97,8 +117,11 @@ fn auth_header(table: &serde_json::Map<String, serde_json::Value>) -> Result<Opt
         (None, None, Some(token)) => format!("Bearer {token}"),
         (None, None, None) => return Ok(None),
     };
-    let mut value = HeaderValue::from_str(&text)
-        .map_err(|_| PluginError::invalid("metrics.prometheus: credentials contain characters not allowed in a header"))?;
+    let mut value = HeaderValue::from_str(&text).map_err(|_| {
+        PluginError::invalid(
+            "metrics.prometheus: credentials contain characters not allowed in a header",
+        )
+    })?;
     value.set_sensitive(true);
     Ok(Some(value))
 }
@@ -124,17 +147,22 @@ fn connect(config: &serde_json::Value) -> Result<Connected, PluginError> {
             KNOWN_KEYS.join(", ")
         )));
     }
-    let url_text = string_key(table, "url")?.ok_or_else(|| PluginError::invalid("metrics.prometheus.url is required"))?;
-    let url = url::Url::parse(&url_text)
-        .map_err(|e| PluginError::invalid(format!("metrics.prometheus.url {url_text:?} is not a URL: {e}")))?;
+    let url_text = string_key(table, "url")?
+        .ok_or_else(|| PluginError::invalid("metrics.prometheus.url is required"))?;
+    let url = url::Url::parse(&url_text).map_err(|e| {
+        PluginError::invalid(format!("metrics.prometheus.url {url_text:?} is not a URL: {e}"))
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(PluginError::invalid(format!("metrics.prometheus.url must be http or https, not {}", url.scheme())));
+        return Err(PluginError::invalid(format!(
+            "metrics.prometheus.url must be http or https, not {}",
+            url.scheme()
+        )));
     }
     let status_timeout = match table.get("timeout_ms") {
         None | Some(serde_json::Value::Null) => DEFAULT_STATUS_TIMEOUT,
-        Some(v) => Duration::from_millis(
-            v.as_u64().ok_or_else(|| PluginError::invalid("metrics.prometheus.timeout_ms must be a positive integer"))?,
-        ),
+        Some(v) => Duration::from_millis(v.as_u64().ok_or_else(|| {
+            PluginError::invalid("metrics.prometheus.timeout_ms must be a positive integer")
+        })?),
     };
     let mut headers = header_map(table)?;
     if let Some(auth) = auth_header(table)? {
@@ -176,11 +204,15 @@ fn map_error(e: PromError) -> PluginError {
             }
         }
         PromError::Client(c) => match c.inner() {
-            Some(r) if r.is_timeout() => PluginError::timeout(format!("the store did not answer in time: {r}")),
+            Some(r) if r.is_timeout() => {
+                PluginError::timeout(format!("the store did not answer in time: {r}"))
+            }
             Some(r) if r.status().is_some_and(|s| s == reqwest::StatusCode::BAD_REQUEST) => {
                 PluginError::invalid(format!("the store refused the query: {r}"))
             }
-            Some(r) => PluginError::unavailable(format!("the store cannot be reached: {c}: {}", chain(r))),
+            Some(r) => {
+                PluginError::unavailable(format!("the store cannot be reached: {c}: {}", chain(r)))
+            }
             None => PluginError::unavailable(format!("the store cannot be reached: {c}")),
         },
         other => PluginError::internal(other.to_string()),
@@ -210,7 +242,10 @@ fn convert(data: Data) -> QueryResult {
             .into_iter()
             .map(|iv| {
                 let (metric, s) = iv.into_inner();
-                Series { labels: labels(metric), samples: vec![Sample { t: s.timestamp(), v: s.value() }].into() }
+                Series {
+                    labels: labels(metric),
+                    samples: vec![Sample { t: s.timestamp(), v: s.value() }].into(),
+                }
             })
             .collect(),
         Data::Matrix(m) => m
@@ -219,11 +254,17 @@ fn convert(data: Data) -> QueryResult {
                 let (metric, samples) = rv.into_inner();
                 Series {
                     labels: labels(metric),
-                    samples: samples.iter().map(|s| Sample { t: s.timestamp(), v: s.value() }).collect(),
+                    samples: samples
+                        .iter()
+                        .map(|s| Sample { t: s.timestamp(), v: s.value() })
+                        .collect(),
                 }
             })
             .collect(),
-        Data::Scalar(s) => vec![Series { labels: RVec::new(), samples: vec![Sample { t: s.timestamp(), v: s.value() }].into() }],
+        Data::Scalar(s) => vec![Series {
+            labels: RVec::new(),
+            samples: vec![Sample { t: s.timestamp(), v: s.value() }].into(),
+        }],
     };
     QueryResult { series: series.into() }
 }
@@ -233,24 +274,39 @@ impl Connected {
         if let QueryTime::Range { start, end, step } = q.time
             && (step <= 0 || end < start)
         {
-            return Err(PluginError::invalid(format!("bad range: start {start}, end {end}, step {step}")));
+            return Err(PluginError::invalid(format!(
+                "bad range: start {start}, end {end}, step {step}"
+            )));
         }
         let text = promql::render(q)?;
         // Prometheus's own limit, so it stops working on a query nobody waits for.
         let timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX).max(1);
         let fut = async {
             match q.time {
-                QueryTime::Instant(t) => self.client.query(&text).at(t).timeout(timeout_ms).get().await,
+                QueryTime::Instant(t) => {
+                    self.client.query(&text).at(t).timeout(timeout_ms).get().await
+                }
                 QueryTime::Range { start, end, step } => {
-                    self.client.query_range(&text, start, end, step as f64).timeout(timeout_ms).get().await
+                    self.client
+                        .query_range(&text, start, end, step as f64)
+                        .timeout(timeout_ms)
+                        .get()
+                        .await
                 }
             }
         };
         tracing::debug!(query = %text, "prometheus query");
         let answer = self
             .runtime
-            .block_on(async { tokio::time::timeout(timeout.max(Duration::from_millis(1)), fut).await })
-            .map_err(|_| PluginError::timeout(format!("the store did not answer within {} ms", timeout.as_millis())))?;
+            .block_on(async {
+                tokio::time::timeout(timeout.max(Duration::from_millis(1)), fut).await
+            })
+            .map_err(|_| {
+                PluginError::timeout(format!(
+                    "the store did not answer within {} ms",
+                    timeout.as_millis()
+                ))
+            })?;
         answer.map(|r| convert(r.into_inner().0)).map_err(map_error)
     }
 
@@ -264,9 +320,15 @@ impl Connected {
             .runtime
             .block_on(async { tokio::time::timeout(self.status_timeout, fut).await })
             .map_err(|_| PluginError::timeout("the store did not report its version in time"))?
-            .map_err(|e| PluginError::unavailable(format!("cannot read the store's version: {}", chain(&e))))?;
+            .map_err(|e| {
+                PluginError::unavailable(format!("cannot read the store's version: {}", chain(&e)))
+            })?;
         let version = body.pointer("/data/version").and_then(|v| v.as_str()).unwrap_or_default();
-        Ok(BackendStatus { name: "Prometheus".into(), version: version.into(), url: self.url.clone().into() })
+        Ok(BackendStatus {
+            name: "Prometheus".into(),
+            version: version.into(),
+            url: self.url.clone().into(),
+        })
     }
 }
 
@@ -293,7 +355,9 @@ impl MetricsStore for Prometheus {
 
 impl Prometheus {
     fn connected(&self) -> Result<&Connected, PluginError> {
-        self.inner.as_deref().ok_or_else(|| PluginError::internal("the prometheus backend is not configured"))
+        self.inner
+            .as_deref()
+            .ok_or_else(|| PluginError::internal("the prometheus backend is not configured"))
     }
 }
 
@@ -311,7 +375,8 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_named() {
-        let e = configure(serde_json::json!({"url": "http://127.0.0.1:1", "usrname": "x"})).unwrap_err();
+        let e = configure(serde_json::json!({"url": "http://127.0.0.1:1", "usrname": "x"}))
+            .unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidInput);
         assert!(e.message.contains("usrname"), "{}", e.message);
     }

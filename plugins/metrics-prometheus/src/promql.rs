@@ -167,14 +167,20 @@ mod tests {
     fn every_operator_renders() {
         let q = query(
             "m",
-            vec![Matcher::eq("a", "1"), Matcher::ne("b", "2"), Matcher::re("c", "x|y"), Matcher::nre("d", "z.*")],
+            vec![
+                Matcher::eq("a", "1"),
+                Matcher::ne("b", "2"),
+                Matcher::re("c", "x|y"),
+                Matcher::nre("d", "z.*"),
+            ],
         );
         assert_eq!(render(&q).unwrap(), r#"rate(m{a="1",b!="2",c=~"x|y",d!~"z.*"}[60s])"#);
     }
 
     #[test]
     fn grouping_and_histograms() {
-        let mut q = query("istio_request_duration_milliseconds", vec![Matcher::eq("reporter", "source")]);
+        let mut q =
+            query("istio_request_duration_milliseconds", vec![Matcher::eq("reporter", "source")]);
         q.group_by = RSome(RVec::from(vec!["source_app".into(), "le".into()]));
         q.histogram = HistogramStat::Quantile(0.95);
         assert_eq!(
@@ -191,7 +197,10 @@ mod tests {
         q.histogram = HistogramStat::None;
         q.func = RangeFunc::None;
         q.group_by = RSome(RVec::new());
-        assert_eq!(render(&q).unwrap(), r#"sum by () (istio_request_duration_milliseconds{reporter="source"})"#);
+        assert_eq!(
+            render(&q).unwrap(),
+            r#"sum by () (istio_request_duration_milliseconds{reporter="source"})"#
+        );
     }
 
     #[test]

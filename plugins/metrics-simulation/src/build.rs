@@ -12,8 +12,8 @@ const DOMAIN: &str = "svc.cluster.local";
 const TRUST: &str = "cluster.local";
 /// Istio's buckets for istio_request_duration_milliseconds.
 const DURATION_BUCKETS_MS: [f64; 19] = [
-    0.5, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0, 60000.0,
-    300000.0, 600000.0, 1800000.0, 3600000.0,
+    0.5, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0,
+    60000.0, 300000.0, 600000.0, 1800000.0, 3600000.0,
 ];
 /// Istio's byte-size buckets (exponential, growth 10).
 const SIZE_BUCKETS: [f64; 8] = [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0, 10000000.0];
@@ -32,7 +32,15 @@ struct Sink {
 }
 
 impl Sink {
-    fn add(&mut self, family: &str, family_type: &'static str, name: &str, labels: &Labels, kind: Kind, values: Vec<f64>) {
+    fn add(
+        &mut self,
+        family: &str,
+        family_type: &'static str,
+        name: &str,
+        labels: &Labels,
+        kind: Kind,
+        values: Vec<f64>,
+    ) {
         let key = (name.to_string(), labels.clone());
         if let Some(&i) = self.index.get(&key) {
             for (a, b) in self.series[i].1.iter_mut().zip(values) {
@@ -63,7 +71,14 @@ impl Sink {
 
     /// A histogram whose observations arrive at `rates[j]`/s with mean `means[j]`
     /// (exponentially distributed).
-    fn histogram(&mut self, family: &str, buckets: &[f64], labels: &Labels, rates: &[f64], means: &[f64]) {
+    fn histogram(
+        &mut self,
+        family: &str,
+        buckets: &[f64],
+        labels: &Labels,
+        rates: &[f64],
+        means: &[f64],
+    ) {
         for &le in buckets {
             let mut l = labels.clone();
             l.push(("le".into(), fmt_bound(le)));
@@ -72,10 +87,24 @@ impl Sink {
         }
         let mut l = labels.clone();
         l.push(("le".into(), "+Inf".into()));
-        self.add(family, "histogram", &format!("{family}_bucket"), &l, Kind::Counter, rates.to_vec());
+        self.add(
+            family,
+            "histogram",
+            &format!("{family}_bucket"),
+            &l,
+            Kind::Counter,
+            rates.to_vec(),
+        );
         let sums = rates.iter().zip(means).map(|(r, m)| r * m).collect();
         self.add(family, "histogram", &format!("{family}_sum"), labels, Kind::Counter, sums);
-        self.add(family, "histogram", &format!("{family}_count"), labels, Kind::Counter, rates.to_vec());
+        self.add(
+            family,
+            "histogram",
+            &format!("{family}_count"),
+            labels,
+            Kind::Counter,
+            rates.to_vec(),
+        );
     }
 }
 
@@ -90,8 +119,17 @@ fn fmt_bound(v: f64) -> String {
 
 /// Pod names as the demo's manifests spell them: `<workload>-<9 hex digits of its name>-abcde`.
 pub(crate) fn pod_names(w: &WorkloadSpec) -> Vec<String> {
-    let hex: String = w.name.bytes().map(|b| format!("{b:02x}")).collect::<String>().chars().take(9).collect();
-    (0..w.pods).map(|i| if i == 0 { format!("{}-{hex}-abcde", w.name) } else { format!("{}-{hex}-abcd{i}", w.name) }).collect()
+    let hex: String =
+        w.name.bytes().map(|b| format!("{b:02x}")).collect::<String>().chars().take(9).collect();
+    (0..w.pods)
+        .map(|i| {
+            if i == 0 {
+                format!("{}-{hex}-abcde", w.name)
+            } else {
+                format!("{}-{hex}-abcd{i}", w.name)
+            }
+        })
+        .collect()
 }
 
 /// Whether cycle step `j` lies in `[at_minute, at_minute + minutes)`.
@@ -116,7 +154,11 @@ fn shift_factors(e: &EdgeSpec, n: usize, step: f64) -> Vec<f64> {
 }
 
 fn principal(w: &WorkloadSpec) -> String {
-    format!("spiffe://{TRUST}/ns/{}/sa/{}", w.namespace, w.service_account.as_deref().unwrap_or(&w.name))
+    format!(
+        "spiffe://{TRUST}/ns/{}/sa/{}",
+        w.namespace,
+        w.service_account.as_deref().unwrap_or(&w.name)
+    )
 }
 
 /// Istio's full label set of a request or TCP series, in Istio's order.
@@ -128,8 +170,10 @@ fn request_labels(
     response: Option<(&str, Option<&str>, &str)>,
 ) -> Labels {
     let u = || "unknown".to_string();
-    let svc_ns = e.service_namespace.clone().or_else(|| dst.map(|d| d.namespace.clone())).unwrap_or_else(u);
-    let fqdn = if e.external { e.service.clone() } else { format!("{}.{svc_ns}.{DOMAIN}", e.service) };
+    let svc_ns =
+        e.service_namespace.clone().or_else(|| dst.map(|d| d.namespace.clone())).unwrap_or_else(u);
+    let fqdn =
+        if e.external { e.service.clone() } else { format!("{}.{svc_ns}.{DOMAIN}", e.service) };
     let mut l: Labels = vec![("reporter".into(), reporter.into())];
     let mut side = |prefix: &str, w: Option<&WorkloadSpec>, with_service: bool| {
         let p = |k: &str| format!("{prefix}_{k}");
@@ -183,6 +227,9 @@ fn request_labels(
     l
 }
 
+/// (code, grpc status, flags, client side, per-step rates)
+type ResponseClass<'a> = (&'a str, Option<&'a str>, &'a str, bool, Vec<f64>);
+
 fn edge_series(sink: &mut Sink, t: &Topology, e: &EdgeSpec) {
     let (n, step) = (sink.n, sink.step);
     let src = t.workload(&e.from);
@@ -200,8 +247,18 @@ fn edge_series(sink: &mut Sink, t: &Topology, e: &EdgeSpec) {
         for reporter in reporters {
             let labels = request_labels(e, src, dst, reporter, None);
             let scaled = |r: f64| shift.iter().map(|f| r * f).collect::<Vec<_>>();
-            sink.counter("istio_tcp_sent_bytes", "istio_tcp_sent_bytes_total", &labels, scaled(e.sent_bytes));
-            sink.counter("istio_tcp_received_bytes", "istio_tcp_received_bytes_total", &labels, scaled(e.received_bytes));
+            sink.counter(
+                "istio_tcp_sent_bytes",
+                "istio_tcp_sent_bytes_total",
+                &labels,
+                scaled(e.sent_bytes),
+            );
+            sink.counter(
+                "istio_tcp_received_bytes",
+                "istio_tcp_received_bytes_total",
+                &labels,
+                scaled(e.received_bytes),
+            );
             for what in ["opened", "closed"] {
                 let family = format!("istio_tcp_connections_{what}");
                 sink.counter(&family, &format!("{family}_total"), &labels, scaled(e.connections));
@@ -217,14 +274,14 @@ fn edge_series(sink: &mut Sink, t: &Topology, e: &EdgeSpec) {
             _ => e.latency_ms,
         })
         .collect();
-    // (code, grpc status, flags, client side, per-step rates)
-    let mut classes: Vec<(&str, Option<&str>, &str, bool, Vec<f64>)> = e
+    let mut classes: Vec<ResponseClass<'_>> = e
         .responses
         .iter()
         .map(|r| {
             let rates = (0..n)
                 .map(|j| {
-                    let failing = if r.client_side { 0.0 } else { burst(j).map_or(0.0, |b| b.share) };
+                    let failing =
+                        if r.client_side { 0.0 } else { burst(j).map_or(0.0, |b| b.share) };
                     r.rate * shift[j] * (1.0 - failing)
                 })
                 .collect();
@@ -232,9 +289,14 @@ fn edge_series(sink: &mut Sink, t: &Topology, e: &EdgeSpec) {
         })
         .collect();
     if let Some(b) = &e.burst {
-        let rates = (0..n).map(|j| burst(j).map_or(0.0, |b| server_rate * shift[j] * b.share)).collect();
+        let rates =
+            (0..n).map(|j| burst(j).map_or(0.0, |b| server_rate * shift[j] * b.share)).collect();
         // gRPC failures keep HTTP 200 and carry the status (14: unavailable).
-        let (code, grpc) = if e.protocol == Protocol::Grpc { ("200", Some("14")) } else { (b.code.as_str(), None) };
+        let (code, grpc) = if e.protocol == Protocol::Grpc {
+            ("200", Some("14"))
+        } else {
+            (b.code.as_str(), None)
+        };
         classes.push((code, grpc, "-", false, rates));
     }
     for reporter in reporters {
@@ -244,18 +306,32 @@ fn edge_series(sink: &mut Sink, t: &Topology, e: &EdgeSpec) {
             }
             let labels = request_labels(e, src, dst, reporter, Some((code, *grpc, flags)));
             sink.counter("istio_requests", "istio_requests_total", &labels, rates.clone());
-            let means: Vec<f64> = if *client_side { vec![CLIENT_FAILURE_MS; n] } else { latency.clone() };
-            sink.histogram("istio_request_duration_milliseconds", &DURATION_BUCKETS_MS, &labels, rates, &means);
+            let means: Vec<f64> =
+                if *client_side { vec![CLIENT_FAILURE_MS; n] } else { latency.clone() };
+            sink.histogram(
+                "istio_request_duration_milliseconds",
+                &DURATION_BUCKETS_MS,
+                &labels,
+                rates,
+                &means,
+            );
             if let (Some(req), Some(resp)) = (e.request_bytes, e.response_bytes) {
                 sink.histogram("istio_request_bytes", &SIZE_BUCKETS, &labels, rates, &vec![req; n]);
-                sink.histogram("istio_response_bytes", &SIZE_BUCKETS, &labels, rates, &vec![resp; n]);
+                sink.histogram(
+                    "istio_response_bytes",
+                    &SIZE_BUCKETS,
+                    &labels,
+                    rates,
+                    &vec![resp; n],
+                );
             }
         }
     }
 }
 
 fn pod_labels(w: &WorkloadSpec, pod: &str, port: u16, i: usize) -> Labels {
-    let mut l: Labels = vec![("namespace".into(), w.namespace.clone()), ("app".into(), w.app.clone())];
+    let mut l: Labels =
+        vec![("namespace".into(), w.namespace.clone()), ("app".into(), w.app.clone())];
     if let Some(v) = &w.version {
         l.push(("version".into(), v.clone()));
     }
@@ -265,12 +341,17 @@ fn pod_labels(w: &WorkloadSpec, pod: &str, port: u16, i: usize) -> Labels {
     l
 }
 
+/// (service, namespace, port, pods behind it, calling pods)
+type ServiceMembers<'a> = (String, String, u16, Vec<&'a WorkloadSpec>, Vec<&'a WorkloadSpec>);
+
 /// Envoy cluster membership: each pod behind a service (with a port and a proxy) reports its
 /// inbound cluster; each calling pod with a proxy reports the service's outbound cluster.
 fn membership(sink: &mut Sink, t: &Topology, pod_index: &HashMap<String, usize>) {
-    let mut services: Vec<(String, String, u16, Vec<&WorkloadSpec>, Vec<&WorkloadSpec>)> = Vec::new();
+    let mut services: Vec<ServiceMembers<'_>> = Vec::new();
     for e in t.edge.iter().filter(|e| e.protocol != Protocol::Tcp && !e.external) {
-        let (Some(port), Some(dst)) = (e.port, e.to.as_deref().and_then(|k| t.workload(k))) else { continue };
+        let (Some(port), Some(dst)) = (e.port, e.to.as_deref().and_then(|k| t.workload(k))) else {
+            continue;
+        };
         let ns = e.service_namespace.clone().unwrap_or_else(|| dst.namespace.clone());
         let i = match services.iter().position(|s| s.0 == e.service && s.1 == ns && s.2 == port) {
             Some(i) => i,
@@ -280,7 +361,9 @@ fn membership(sink: &mut Sink, t: &Topology, pod_index: &HashMap<String, usize>)
             }
         };
         let entry = &mut services[i];
-        if dst.sidecar && !entry.3.iter().any(|w| w.name == dst.name && w.namespace == dst.namespace) {
+        if dst.sidecar
+            && !entry.3.iter().any(|w| w.name == dst.name && w.namespace == dst.namespace)
+        {
             entry.3.push(dst);
         }
         if let Some(src) = t.workload(&e.from).filter(|s| s.sidecar)
@@ -291,13 +374,25 @@ fn membership(sink: &mut Sink, t: &Topology, pod_index: &HashMap<String, usize>)
     }
     for (svc, ns, port, members, callers) in services {
         let endpoints: u32 = members.iter().map(|w| w.pods).sum();
-        let cluster = format!("{port}__{}_{}_{}", svc.replace('-', "_"), ns.replace('-', "_"), DOMAIN.replace('.', "_"));
-        for (dir, pods, value) in [("inbound", &members, 1.0), ("outbound", &callers, endpoints as f64)] {
+        let cluster = format!(
+            "{port}__{}_{}_{}",
+            svc.replace('-', "_"),
+            ns.replace('-', "_"),
+            DOMAIN.replace('.', "_")
+        );
+        for (dir, pods, value) in
+            [("inbound", &members, 1.0), ("outbound", &callers, endpoints as f64)]
+        {
             for w in pods.iter() {
                 for pod in pod_names(w) {
-                    let labels = pod_labels(w, &pod, 15090, pod_index.get(&pod).copied().unwrap_or(0));
+                    let labels =
+                        pod_labels(w, &pod, 15090, pod_index.get(&pod).copied().unwrap_or(0));
                     for stat in ["healthy", "total"] {
-                        sink.gauge(&format!("envoy_cluster_{dir}_{cluster}_membership_{stat}"), &labels, value);
+                        sink.gauge(
+                            &format!("envoy_cluster_{dir}_{cluster}_membership_{stat}"),
+                            &labels,
+                            value,
+                        );
                     }
                 }
             }
@@ -324,11 +419,31 @@ fn runtimes(sink: &mut Sink, t: &Topology, pod_index: &HashMap<String, usize>) {
                     Runtime::Vertx => {
                         for (code, share, mean) in [("200", 0.9, 0.02), ("500", 0.1, 0.2)] {
                             let mut l = base.clone();
-                            l.extend([("method".into(), "GET".into()), ("code".into(), code.into()), ("route".into(), "/reviews/:id".into())]);
+                            l.extend([
+                                ("method".into(), "GET".into()),
+                                ("code".into(), code.into()),
+                                ("route".into(), "/reviews/:id".into()),
+                            ]);
                             let rate = vec![incoming * share; n];
-                            sink.counter("vertx_http_server_requests", "vertx_http_server_requests_total", &l, rate.clone());
-                            sink.counter("vertx_http_server_requestCount", "vertx_http_server_requestCount_total", &l, rate.clone());
-                            sink.histogram("vertx_http_server_responseTime_seconds", &SECONDS_BUCKETS, &l, &rate, &vec![mean; n]);
+                            sink.counter(
+                                "vertx_http_server_requests",
+                                "vertx_http_server_requests_total",
+                                &l,
+                                rate.clone(),
+                            );
+                            sink.counter(
+                                "vertx_http_server_requestCount",
+                                "vertx_http_server_requestCount_total",
+                                &l,
+                                rate.clone(),
+                            );
+                            sink.histogram(
+                                "vertx_http_server_responseTime_seconds",
+                                &SECONDS_BUCKETS,
+                                &l,
+                                &rate,
+                                &vec![mean; n],
+                            );
                         }
                         sink.gauge("vertx_http_server_connections", &base, 4.0);
                         sink.gauge("vertx_http_server_active_requests", &base, 1.0);
@@ -346,14 +461,39 @@ fn runtimes(sink: &mut Sink, t: &Topology, pod_index: &HashMap<String, usize>) {
                             sink.gauge(name, &base, v);
                         }
                         let gc = "go_gc_duration_seconds";
-                        for (q, v) in [("0", 2e-5), ("0.25", 4e-5), ("0.5", 6e-5), ("0.75", 9e-5), ("1", 4e-4)] {
+                        for (q, v) in [
+                            ("0", 2e-5),
+                            ("0.25", 4e-5),
+                            ("0.5", 6e-5),
+                            ("0.75", 9e-5),
+                            ("1", 4e-4),
+                        ] {
                             let mut l = base.clone();
                             l.push(("quantile".into(), q.into()));
                             sink.add(gc, "summary", gc, &l, Kind::Gauge, vec![v; n]);
                         }
-                        sink.add(gc, "summary", &format!("{gc}_sum"), &base, Kind::Counter, vec![0.0001; n]);
-                        sink.add(gc, "summary", &format!("{gc}_count"), &base, Kind::Counter, vec![0.5; n]);
-                        sink.counter("go_memstats_alloc_bytes_total", "go_memstats_alloc_bytes_total", &base, vec![2e5; n]);
+                        sink.add(
+                            gc,
+                            "summary",
+                            &format!("{gc}_sum"),
+                            &base,
+                            Kind::Counter,
+                            vec![0.0001; n],
+                        );
+                        sink.add(
+                            gc,
+                            "summary",
+                            &format!("{gc}_count"),
+                            &base,
+                            Kind::Counter,
+                            vec![0.5; n],
+                        );
+                        sink.counter(
+                            "go_memstats_alloc_bytes_total",
+                            "go_memstats_alloc_bytes_total",
+                            &base,
+                            vec![2e5; n],
+                        );
                     }
                 }
             }

@@ -28,7 +28,8 @@ pub fn write(model: &Model, from: i64, to: i64, out: &mut dyn Write) -> io::Resu
                 writeln!(out, "# TYPE {family} {}", s.family_type)?;
                 typed = true;
             }
-            let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
+            let labels: Vec<String> =
+                s.labels.iter().map(|(k, v)| format!("{k}=\"{}\"", escape(v))).collect();
             let head = format!("{}{{{}}}", s.name, labels.join(","));
             let mut t = first;
             while t <= last {

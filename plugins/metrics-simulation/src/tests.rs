@@ -84,7 +84,10 @@ fn counters_are_a_closed_form_of_time_with_the_burst_where_the_cycle_puts_it() {
     }
     // The value depends on the time alone: a second model agrees bit for bit.
     let again = Model::new(&Topology::parse(MINI).unwrap(), start);
-    assert_eq!(again.value(&again.series[requests(&again, "destination", "200")], start + 12345 * 15), m.value(ok, start + 12345 * 15));
+    assert_eq!(
+        again.value(&again.series[requests(&again, "destination", "200")], start + 12345 * 15),
+        m.value(ok, start + 12345 * 15)
+    );
     assert!(m.value(ok, start - 3600) > 0.0, "counters start well above zero");
 }
 
@@ -112,6 +115,7 @@ fn bad_topologies_are_named() {
         let e = Topology::parse(text).unwrap_err().to_string();
         assert!(e.contains(want), "{e}");
     }
-    let demo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/demo/topology.toml");
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/demo/topology.toml");
     Topology::load(&demo).expect("the demo topology loads");
 }

@@ -237,7 +237,8 @@ impl Topology {
     /// Reads and checks a topology file.
     pub fn load(path: &std::path::Path) -> Result<Topology, TopologyError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io { path: shown.clone(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| TopologyError::Io { path: shown.clone(), source })?;
         Topology::parse(&text).map_err(|e| match e {
             TopologyError::Syntax { message, .. } => TopologyError::Syntax { path: shown, message },
             other => other,
@@ -246,8 +247,8 @@ impl Topology {
 
     /// Parses and checks topology text.
     pub fn parse(text: &str) -> Result<Topology, TopologyError> {
-        let t: Topology =
-            toml::from_str(text).map_err(|e| TopologyError::Syntax { path: "(text)".into(), message: e.to_string() })?;
+        let t: Topology = toml::from_str(text)
+            .map_err(|e| TopologyError::Syntax { path: "(text)".into(), message: e.to_string() })?;
         t.check()?;
         Ok(t)
     }
@@ -260,29 +261,50 @@ impl Topology {
 
     fn check(&self) -> Result<(), TopologyError> {
         let bad = |m: String| Err(TopologyError::Invalid(m));
-        if self.step_seconds == 0 || self.cycle_minutes == 0 || (self.cycle_minutes * 60) % self.step_seconds != 0 {
+        if self.step_seconds == 0
+            || self.cycle_minutes == 0
+            || !(self.cycle_minutes * 60).is_multiple_of(self.step_seconds)
+        {
             return bad("step_seconds and cycle_minutes must be above zero, and a cycle a whole number of steps".into());
         }
         for (i, e) in self.edge.iter().enumerate() {
             let at = format!("edge {} ({} -> {})", i + 1, e.from, e.service);
             if e.from != "unknown" && self.workload(&e.from).is_none() {
-                return bad(format!("{at}: from {:?} is not \"unknown\" nor a listed namespace/workload", e.from));
+                return bad(format!(
+                    "{at}: from {:?} is not \"unknown\" nor a listed namespace/workload",
+                    e.from
+                ));
             }
             match (&e.to, e.external) {
                 (Some(to), false) if self.workload(to).is_some() => {}
                 (None, true) => {}
-                (Some(to), false) => return bad(format!("{at}: to {to:?} is not a listed namespace/workload")),
-                _ => return bad(format!("{at}: an edge has a destination workload (to) or is external, not both")),
+                (Some(to), false) => {
+                    return bad(format!("{at}: to {to:?} is not a listed namespace/workload"));
+                }
+                _ => {
+                    return bad(format!(
+                        "{at}: an edge has a destination workload (to) or is external, not both"
+                    ));
+                }
             }
             if e.external && e.service_namespace.is_none() {
                 return bad(format!("{at}: an external edge needs service_namespace"));
             }
-            let rates = e.responses.iter().map(|r| r.rate).chain([e.sent_bytes, e.received_bytes, e.connections]);
-            if rates.into_iter().any(|r| !r.is_finite() || r < 0.0) || !e.latency_ms.is_finite() || e.latency_ms < 0.0 {
+            let rates = e.responses.iter().map(|r| r.rate).chain([
+                e.sent_bytes,
+                e.received_bytes,
+                e.connections,
+            ]);
+            if rates.into_iter().any(|r| !r.is_finite() || r < 0.0)
+                || !e.latency_ms.is_finite()
+                || e.latency_ms < 0.0
+            {
                 return bad(format!("{at}: rates and latencies must be finite and not negative"));
             }
             if e.protocol == Protocol::Tcp && !e.responses.is_empty() {
-                return bad(format!("{at}: a tcp edge has no responses (use sent_bytes/received_bytes)"));
+                return bad(format!(
+                    "{at}: a tcp edge has no responses (use sent_bytes/received_bytes)"
+                ));
             }
             if e.protocol != Protocol::Tcp && e.responses.is_empty() {
                 return bad(format!("{at}: an http or grpc edge needs responses"));
@@ -292,8 +314,14 @@ impl Topology {
                 e.spike.as_ref().map(|s| (s.at_minute, s.minutes)),
                 e.shift.as_ref().map(|s| (s.at_minute, s.minutes)),
             ];
-            if spans.into_iter().flatten().any(|(at, len)| len == 0 || at + len > self.cycle_minutes) {
-                return bad(format!("{at}: a scenario must last at least a minute and end within the cycle"));
+            if spans
+                .into_iter()
+                .flatten()
+                .any(|(at, len)| len == 0 || at + len > self.cycle_minutes)
+            {
+                return bad(format!(
+                    "{at}: a scenario must last at least a minute and end within the cycle"
+                ));
             }
             if e.burst.as_ref().is_some_and(|b| !(0.0..=1.0).contains(&b.share)) {
                 return bad(format!("{at}: burst share must be between 0 and 1"));
@@ -301,7 +329,9 @@ impl Topology {
             if e.shift.as_ref().is_some_and(|s| !s.peak.is_finite() || s.peak < 0.0)
                 || e.spike.as_ref().is_some_and(|s| !s.latency_ms.is_finite() || s.latency_ms < 0.0)
             {
-                return bad(format!("{at}: shift peak and spike latency must be finite and not negative"));
+                return bad(format!(
+                    "{at}: shift peak and spike latency must be finite and not negative"
+                ));
             }
         }
         for r in &self.runtime {

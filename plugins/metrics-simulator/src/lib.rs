@@ -52,7 +52,10 @@ pub struct Simulator {
 }
 
 fn wall_now() -> i64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// Unix seconds from a number or a string of digits (environment overrides arrive as either).
@@ -62,9 +65,11 @@ fn seconds(key: &str, v: &serde_json::Value) -> Result<i64, PluginError> {
         serde_json::Value::String(s) => s.trim().parse().ok(),
         _ => None,
     };
-    parsed
-        .filter(|n| *n >= 0)
-        .ok_or_else(|| PluginError::invalid(format!("metrics.simulator.{key} must be a whole number of seconds, not {v}")))
+    parsed.filter(|n| *n >= 0).ok_or_else(|| {
+        PluginError::invalid(format!(
+            "metrics.simulator.{key} must be a whole number of seconds, not {v}"
+        ))
+    })
 }
 
 impl MetricsStore for Simulator {
@@ -84,20 +89,31 @@ impl MetricsStore for Simulator {
         }
         let topology = match table.get("topology") {
             Some(serde_json::Value::String(p)) if !p.is_empty() => PathBuf::from(p),
-            _ => return Err(PluginError::invalid("metrics.simulator.topology is required (a topology file)")),
+            _ => {
+                return Err(PluginError::invalid(
+                    "metrics.simulator.topology is required (a topology file)",
+                ));
+            }
         };
         let clock = match table.get("clock").map(|v| v.as_str()) {
             None | Some(Some("wall")) => Clock::Wall,
             Some(Some("query")) => Clock::Query,
-            Some(_) => return Err(PluginError::invalid("metrics.simulator.clock must be \"wall\" or \"query\"")),
+            Some(_) => {
+                return Err(PluginError::invalid(
+                    "metrics.simulator.clock must be \"wall\" or \"query\"",
+                ));
+            }
         };
-        let start = table.get("start").map(|v| seconds("start", v)).transpose()?.unwrap_or_else(wall_now);
+        let start =
+            table.get("start").map(|v| seconds("start", v)).transpose()?.unwrap_or_else(wall_now);
         let window = match table.get("window_minutes") {
             None => 60,
             Some(v) => seconds("window_minutes", v)?,
         };
         if !(1..=24 * 60).contains(&window) {
-            return Err(PluginError::invalid("metrics.simulator.window_minutes must be between 1 and 1440"));
+            return Err(PluginError::invalid(
+                "metrics.simulator.window_minutes must be between 1 and 1440",
+            ));
         }
         let started = Instant::now();
         let spec = Topology::load(&topology).map_err(|e| PluginError::invalid(e.to_string()))?;
@@ -143,7 +159,9 @@ impl MetricsStore for Simulator {
 
 impl Simulator {
     fn configured(&self) -> Result<&Configured, PluginError> {
-        self.inner.as_ref().ok_or_else(|| PluginError::internal("the simulator backend is not configured"))
+        self.inner
+            .as_ref()
+            .ok_or_else(|| PluginError::internal("the simulator backend is not configured"))
     }
 }
 

@@ -7,7 +7,8 @@ use metrics_store::{eval, store::Store};
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
 /// Self-metrics: the store's size, one sample per step like every series.
-const SELF_SERIES: [&str; 3] = ["meshlens_simulator_samples", "meshlens_simulator_series", "meshlens_simulator_bytes"];
+const SELF_SERIES: [&str; 3] =
+    ["meshlens_simulator_samples", "meshlens_simulator_series", "meshlens_simulator_bytes"];
 
 struct State {
     store: Store,
@@ -45,7 +46,8 @@ impl Live {
         // reallocates: memory is the same after one hour and after a week.
         store.reserve_each((window_secs / model.step) as usize + 1);
         let end = model.grid_floor(now) - window_secs;
-        let live = Live { window: window_secs, state: RwLock::new(State { store, ids, own, end }), model };
+        let live =
+            Live { window: window_secs, state: RwLock::new(State { store, ids, own, end }), model };
         live.advance_to(now);
         live
     }
@@ -89,7 +91,11 @@ impl Live {
     }
 
     /// Answers a query from the current window.
-    pub fn evaluate(&self, query: &MetricQuery, deadline: Instant) -> Result<QueryResult, PluginError> {
+    pub fn evaluate(
+        &self,
+        query: &MetricQuery,
+        deadline: Instant,
+    ) -> Result<QueryResult, PluginError> {
         eval::evaluate(&self.read().store, query, deadline)
     }
 }

@@ -11,13 +11,11 @@
 //! - `histogram_quantile` follows `bucketQuantile` (needs a `+Inf` bucket, coalesces equal
 //!   bounds, forces monotonic counts, interpolates linearly, the lowest bucket starts at 0).
 
-use std::{
-    collections::HashMap,
-    time::Instant,
-};
+use std::{collections::HashMap, time::Instant};
 
 use plugin_api::{
-    HistogramStat, Label, MatchOp, MetricQuery, PluginError, QueryResult, QueryTime, RangeFunc, Sample, Series,
+    HistogramStat, Label, MatchOp, MetricQuery, PluginError, QueryResult, QueryTime, RangeFunc,
+    Sample, Series,
 };
 use regex::Regex;
 
@@ -60,8 +58,9 @@ fn compile(store: &Store, q: &MetricQuery) -> Result<Vec<CompiledMatcher>, Plugi
         .iter()
         .map(|m| {
             let anchored = |re: &str| {
-                Regex::new(&format!("^(?:{re})$"))
-                    .map_err(|e| PluginError::invalid(format!("invalid regular expression {re:?}: {e}")))
+                Regex::new(&format!("^(?:{re})$")).map_err(|e| {
+                    PluginError::invalid(format!("invalid regular expression {re:?}: {e}"))
+                })
             };
             let test = match m.op {
                 MatchOp::Eq => Test::Eq(m.value.to_string()),
@@ -95,7 +94,12 @@ fn window(samples: &[(f64, f64)], from: f64, to: f64) -> &[(f64, f64)] {
 }
 
 /// Prometheus's `extrapolatedRate` (2.42).
-fn extrapolated_rate(points: &[(f64, f64)], range_start: f64, range_end: f64, is_rate: bool) -> Option<f64> {
+fn extrapolated_rate(
+    points: &[(f64, f64)],
+    range_start: f64,
+    range_end: f64,
+    is_rate: bool,
+) -> Option<f64> {
     if points.len() < 2 {
         return None;
     }
@@ -153,10 +157,18 @@ fn series_value(s: &SeriesData, func: RangeFunc, window_ms: f64, t_ms: f64) -> O
             let (t, v) = *s.samples.get(i.checked_sub(1)?)?;
             (t >= t_ms - LOOKBACK_MS).then_some(v)
         }
-        RangeFunc::Rate => extrapolated_rate(window(&s.samples, t_ms - window_ms, t_ms), t_ms - window_ms, t_ms, true),
-        RangeFunc::Increase => {
-            extrapolated_rate(window(&s.samples, t_ms - window_ms, t_ms), t_ms - window_ms, t_ms, false)
-        }
+        RangeFunc::Rate => extrapolated_rate(
+            window(&s.samples, t_ms - window_ms, t_ms),
+            t_ms - window_ms,
+            t_ms,
+            true,
+        ),
+        RangeFunc::Increase => extrapolated_rate(
+            window(&s.samples, t_ms - window_ms, t_ms),
+            t_ms - window_ms,
+            t_ms,
+            false,
+        ),
         RangeFunc::Irate => instant_rate(window(&s.samples, t_ms - window_ms, t_ms)),
     }
 }
@@ -204,7 +216,9 @@ fn vector(
         if grouping.by.is_some() {
             *out.entry(key).or_insert(0.0) += v;
         } else if out.insert(key, v).is_some() {
-            return Err(PluginError::invalid("vector cannot contain metrics with the same labelset"));
+            return Err(PluginError::invalid(
+                "vector cannot contain metrics with the same labelset",
+            ));
         }
     }
     Ok(out)
@@ -282,12 +296,18 @@ fn parse_le(text: &str) -> Option<f64> {
 }
 
 /// Evaluates a query.
-pub fn evaluate(store: &Store, q: &MetricQuery, deadline: Instant) -> Result<QueryResult, PluginError> {
+pub fn evaluate(
+    store: &Store,
+    q: &MetricQuery,
+    deadline: Instant,
+) -> Result<QueryResult, PluginError> {
     let times: Vec<i64> = match q.time {
         QueryTime::Instant(t) => vec![t],
         QueryTime::Range { start, end, step } => {
             if step <= 0 || end < start {
-                return Err(PluginError::invalid(format!("bad range: start {start}, end {end}, step {step}")));
+                return Err(PluginError::invalid(format!(
+                    "bad range: start {start}, end {end}, step {step}"
+                )));
             }
             if (end - start) / step >= MAX_POINTS {
                 return Err(PluginError::invalid(

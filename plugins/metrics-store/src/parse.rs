@@ -92,7 +92,8 @@ pub fn load(path: &Path) -> Result<Store, LoadError> {
 /// Parses text held in memory (tests and benchmarks); `openmetrics` as detected for files.
 pub fn load_str(text: &str, openmetrics: bool) -> Result<Store, String> {
     let mut store = Store::default();
-    let mut parser = LineParser { openmetrics, mtime_ms: 0.0, last_head: String::new(), last_series: 0 };
+    let mut parser =
+        LineParser { openmetrics, mtime_ms: 0.0, last_head: String::new(), last_series: 0 };
     for (i, line) in text.lines().enumerate() {
         parser.line(&mut store, line).map_err(|m| format!("line {}: {m}", i + 1))?;
     }
@@ -137,7 +138,9 @@ impl LineParser {
                 // Whole milliseconds, as Prometheus stores them.
                 (secs * 1000.0).round()
             }
-            Some(ts) => ts.parse::<i64>().map_err(|_| format!("bad millisecond timestamp {ts:?}"))? as f64,
+            Some(ts) => {
+                ts.parse::<i64>().map_err(|_| format!("bad millisecond timestamp {ts:?}"))? as f64
+            }
         };
         if !t_ms.is_finite() {
             return Err("timestamp is not finite".into());
@@ -286,7 +289,11 @@ mod tests {
 
     #[test]
     fn escapes_and_label_sets() {
-        let s = load_str("m{b=\"q\\\"\\\\\\n\",a=\"{,}\"} 1 1\nm{a=\"{,}\",b=\"q\\\"\\\\\\n\"} 2 2\n", true).unwrap();
+        let s = load_str(
+            "m{b=\"q\\\"\\\\\\n\",a=\"{,}\"} 1 1\nm{a=\"{,}\",b=\"q\\\"\\\\\\n\"} 2 2\n",
+            true,
+        )
+        .unwrap();
         assert_eq!(s.series.len(), 1, "the same labels in another order are one series");
         let sd = &s.series[0];
         let a = s.sym("a").unwrap();

@@ -127,7 +127,11 @@ impl Store {
 
     /// Ids of the series named `name`.
     pub fn named(&self, name: &str) -> &[u32] {
-        self.sym_ids.get(name).and_then(|id| self.by_name.get(id)).map(|v| v.as_slice()).unwrap_or(&[])
+        self.sym_ids
+            .get(name)
+            .and_then(|id| self.by_name.get(id))
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
     }
 
     /// Number of samples held.
@@ -141,7 +145,9 @@ impl Store {
         let series: usize = self
             .series
             .iter()
-            .map(|s| std::mem::size_of::<SeriesData>() + s.labels.len() * 8 + s.samples.capacity() * 16)
+            .map(|s| {
+                std::mem::size_of::<SeriesData>() + s.labels.len() * 8 + s.samples.capacity() * 16
+            })
             .sum();
         let index: usize = self.by_name.values().map(|v| v.capacity() * 4 + 48).sum();
         syms + series + index

@@ -93,12 +93,19 @@ impl Settings {
             .exclude_namespaces
             .iter()
             .map(|r| {
-                Regex::new(&format!("^(?:{r})$"))
-                    .map_err(|e| ClusterError::BadConfig(format!("cluster.exclude_namespaces: bad regex {r:?}: {e}")))
+                Regex::new(&format!("^(?:{r})$")).map_err(|e| {
+                    ClusterError::BadConfig(format!(
+                        "cluster.exclude_namespaces: bad regex {r:?}: {e}"
+                    ))
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let sync_timeout = parse_duration(&cfg.sync_timeout)
-            .ok_or_else(|| ClusterError::BadConfig(format!("cluster.sync_timeout: not a duration: {:?}", cfg.sync_timeout)))?;
+        let sync_timeout = parse_duration(&cfg.sync_timeout).ok_or_else(|| {
+            ClusterError::BadConfig(format!(
+                "cluster.sync_timeout: not a duration: {:?}",
+                cfg.sync_timeout
+            ))
+        })?;
         Ok(Settings {
             mesh_namespace: cfg.mesh_namespace.clone(),
             app_label: cfg.app_label.clone(),

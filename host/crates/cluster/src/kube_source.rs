@@ -6,8 +6,7 @@ use std::{
     fmt::Debug,
     hash::Hash,
     sync::{
-        Arc, OnceLock,
-        Mutex,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -23,7 +22,10 @@ use k8s_openapi::api::{
 use kube::{
     Api, Client, Resource,
     api::{ApiResource, DynamicObject, GroupVersionKind},
-    config::{AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext},
+    config::{
+        AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster,
+        NamedContext,
+    },
     runtime::{
         WatchStreamExt,
         reflector::{Store, store::Writer},
@@ -71,7 +73,9 @@ impl Forbidden {
         drop(kinds);
         if changed {
             if forbidden {
-                tracing::warn!("no permission to list or watch {kind}: treated as absent until access is granted");
+                tracing::warn!(
+                    "no permission to list or watch {kind}: treated as absent until access is granted"
+                );
             } else {
                 tracing::info!("access to {kind} granted: reading it again");
             }
@@ -88,7 +92,10 @@ impl Forbidden {
     }
 
     /// Resolves once `kind` is forbidden.
-    fn wait_for(self: &Arc<Self>, kind: String) -> impl std::future::Future<Output = ()> + Send + 'static {
+    fn wait_for(
+        self: &Arc<Self>,
+        kind: String,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let this = self.clone();
         let mut rx = self.changed.subscribe();
         async move {
@@ -132,15 +139,20 @@ async fn client(cfg: &ClusterConfig) -> Result<Client, ClusterError> {
     let opts = KubeConfigOptions { context: cfg.context.clone(), ..Default::default() };
     let config = match &cfg.kubeconfig {
         Some(path) => {
-            let kc = Kubeconfig::read_from(path)
-                .map_err(|e| ClusterError::BadConfig(format!("cluster.kubeconfig {}: {e}", path.display())))?;
-            kube::Config::from_custom_kubeconfig(kc, &opts).await.map_err(|e| ClusterError::BadConfig(e.to_string()))?
+            let kc = Kubeconfig::read_from(path).map_err(|e| {
+                ClusterError::BadConfig(format!("cluster.kubeconfig {}: {e}", path.display()))
+            })?;
+            kube::Config::from_custom_kubeconfig(kc, &opts)
+                .await
+                .map_err(|e| ClusterError::BadConfig(e.to_string()))?
         }
-        None if cfg.context.is_some() => {
-            kube::Config::from_kubeconfig(&opts).await.map_err(|e| ClusterError::BadConfig(e.to_string()))?
-        }
+        None if cfg.context.is_some() => kube::Config::from_kubeconfig(&opts)
+            .await
+            .map_err(|e| ClusterError::BadConfig(e.to_string()))?,
         // In a pod: the service account, whatever kubeconfig the image may carry.
-        None if std::env::var_os(SERVICE_HOST).is_some() => in_cluster(&cfg.service_account_dir).await?,
+        None if std::env::var_os(SERVICE_HOST).is_some() => {
+            in_cluster(&cfg.service_account_dir).await?
+        }
         None => kube::Config::infer().await.map_err(|e| ClusterError::BadConfig(e.to_string()))?,
     };
     Client::try_from(config).map_err(|e| ClusterError::Kube(e.to_string()))
@@ -165,15 +177,23 @@ async fn in_cluster(dir: &std::path::Path) -> Result<kube::Config, ClusterError>
         if p.is_file() {
             Ok(p.display().to_string())
         } else {
-            Err(bad(format!("in-cluster: {} is missing (cluster.service_account_dir)", p.display())))
+            Err(bad(format!(
+                "in-cluster: {} is missing (cluster.service_account_dir)",
+                p.display()
+            )))
         }
     };
     let (token, ca) = (file("token")?, file("ca.crt")?);
-    let namespace = std::fs::read_to_string(dir.join("namespace")).ok().map(|n| n.trim().to_string());
+    let namespace =
+        std::fs::read_to_string(dir.join("namespace")).ok().map(|n| n.trim().to_string());
     let kc = Kubeconfig {
         clusters: vec![NamedCluster {
             name: "in-cluster".into(),
-            cluster: Some(Cluster { server: Some(format!("https://{host}:{port}")), certificate_authority: Some(ca), ..Default::default() }),
+            cluster: Some(Cluster {
+                server: Some(format!("https://{host}:{port}")),
+                certificate_authority: Some(ca),
+                ..Default::default()
+            }),
             ..Default::default()
         }],
         auth_infos: vec![NamedAuthInfo {
@@ -183,7 +203,12 @@ async fn in_cluster(dir: &std::path::Path) -> Result<kube::Config, ClusterError>
         }],
         contexts: vec![NamedContext {
             name: "in-cluster".into(),
-            context: Some(Context { cluster: "in-cluster".into(), user: Some("service-account".into()), namespace, ..Default::default() }),
+            context: Some(Context {
+                cluster: "in-cluster".into(),
+                user: Some("service-account".into()),
+                namespace,
+                ..Default::default()
+            }),
             ..Default::default()
         }],
         current_context: Some("in-cluster".into()),
@@ -205,7 +230,10 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
                 Err(kube::Error::Api(s)) if s.code == 404 => continue,
                 // Not allowed to see that group: as good as absent, and not worth blocking the sync.
                 Err(kube::Error::Api(s)) if s.code == 403 => {
-                    tracing::warn!("no access to {gv}: {} objects are treated as absent", kind.kind());
+                    tracing::warn!(
+                        "no access to {gv}: {} objects are treated as absent",
+                        kind.kind()
+                    );
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -236,7 +264,13 @@ fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
 }
 
 /// Starts one reflector; its events bump `generation` so the model knows to rebuild.
-fn reflect<K>(api: Api<K>, dyntype: K::DynamicType, what: String, shared: &Shared, tasks: &mut Vec<tokio::task::JoinHandle<()>>) -> Store<K>
+fn reflect<K>(
+    api: Api<K>,
+    dyntype: K::DynamicType,
+    what: String,
+    shared: &Shared,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Store<K>
 where
     K: Resource + Trim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
@@ -294,7 +328,9 @@ impl KubeSource {
                 match discover(&client).await {
                     Ok(found) => break found,
                     Err(e) => {
-                        tracing::warn!("Kubernetes discovery failed (will retry in {delay:?}): {e}");
+                        tracing::warn!(
+                            "Kubernetes discovery failed (will retry in {delay:?}): {e}"
+                        );
                         tokio::time::sleep(delay).await;
                         delay = (delay * 2).min(Duration::from_secs(10));
                     }
@@ -315,12 +351,24 @@ impl KubeSource {
                 services: reflect(Api::all(c.clone()), (), kind_name::<Service>(), &sh, t),
                 deployments: reflect(Api::all(c.clone()), (), kind_name::<Deployment>(), &sh, t),
                 replica_sets: reflect(Api::all(c.clone()), (), kind_name::<ReplicaSet>(), &sh, t),
-                replication_controllers: reflect(Api::all(c.clone()), (), kind_name::<ReplicationController>(), &sh, t),
+                replication_controllers: reflect(
+                    Api::all(c.clone()),
+                    (),
+                    kind_name::<ReplicationController>(),
+                    &sh,
+                    t,
+                ),
                 stateful_sets: reflect(Api::all(c.clone()), (), kind_name::<StatefulSet>(), &sh, t),
                 daemon_sets: reflect(Api::all(c.clone()), (), kind_name::<DaemonSet>(), &sh, t),
                 jobs: reflect(Api::all(c.clone()), (), kind_name::<Job>(), &sh, t),
                 cron_jobs: reflect(Api::all(c.clone()), (), kind_name::<CronJob>(), &sh, t),
-                hpas: reflect(Api::all(c.clone()), (), kind_name::<HorizontalPodAutoscaler>(), &sh, t),
+                hpas: reflect(
+                    Api::all(c.clone()),
+                    (),
+                    kind_name::<HorizontalPodAutoscaler>(),
+                    &sh,
+                    t,
+                ),
                 mesh: mesh
                     .iter()
                     .map(|(k, ar)| {
@@ -340,7 +388,15 @@ impl KubeSource {
             let _guard = AbortAll(tasks.iter().map(|t| t.abort_handle()).collect());
             futures::future::join_all(tasks).await;
         });
-        Ok(KubeSource { stores, forbidden, ready, generation, version, tasks: vec![main.abort_handle()], client: own_client })
+        Ok(KubeSource {
+            stores,
+            forbidden,
+            ready,
+            generation,
+            version,
+            tasks: vec![main.abort_handle()],
+            client: own_client,
+        })
     }
 
     /// Whether the first sync is done (never waits).
@@ -468,7 +524,8 @@ impl Stores {
             waiter(&self.cron_jobs, f.wait_for(kind_name::<CronJob>())),
             waiter(&self.hpas, f.wait_for(kind_name::<HorizontalPodAutoscaler>())),
         ];
-        let mesh: Vec<_> = self.mesh.iter().map(|(k, s)| waiter(s, f.wait_for(k.kind().to_string()))).collect();
+        let mesh: Vec<_> =
+            self.mesh.iter().map(|(k, s)| waiter(s, f.wait_for(k.kind().to_string()))).collect();
         async move {
             let all = futures::future::join_all(typed.into_iter().chain(mesh)).await;
             all.into_iter().all(|ok| ok)
@@ -478,7 +535,10 @@ impl Stores {
 
 type Waiter = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
 
-fn waiter<K>(s: &Store<K>, forbidden: impl std::future::Future<Output = ()> + Send + 'static) -> Waiter
+fn waiter<K>(
+    s: &Store<K>,
+    forbidden: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Waiter
 where
     K: Resource + Clone + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,

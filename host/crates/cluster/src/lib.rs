@@ -70,7 +70,10 @@ enum Source {
 
 /// Records a completed list of the caches (or a snapshot load) in the self-metrics.
 pub(crate) fn record_sync() {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
     meshlens_telemetry::metrics().cluster_last_sync.set(now);
 }
 
@@ -104,15 +107,33 @@ impl Cluster {
         let (source, warnings) = match cfg.source {
             SourceKind::Snapshot => {
                 if cfg.snapshot.is_empty() {
-                    return Err(ClusterError::BadConfig("cluster.snapshot lists no manifest path".into()));
+                    return Err(ClusterError::BadConfig(
+                        "cluster.snapshot lists no manifest path".into(),
+                    ));
                 }
                 let (raw, warnings) = snapshot::load(&cfg.snapshot)?;
                 record_sync();
-                (Source::Snapshot(Arc::new(ClusterState::build(&raw, settings.clone())), raw.counts()), warnings)
+                (
+                    Source::Snapshot(
+                        Arc::new(ClusterState::build(&raw, settings.clone())),
+                        raw.counts(),
+                    ),
+                    warnings,
+                )
             }
-            SourceKind::Kube => (Source::Kube(kube_source::KubeSource::start(&cfg).await?), Vec::new()),
+            SourceKind::Kube => {
+                (Source::Kube(kube_source::KubeSource::start(&cfg).await?), Vec::new())
+            }
         };
-        Ok(Cluster { inner: Arc::new(Inner { settings, source, warnings, cache: Mutex::new(None), build_lock: Default::default() }) })
+        Ok(Cluster {
+            inner: Arc::new(Inner {
+                settings,
+                source,
+                warnings,
+                cache: Mutex::new(None),
+                build_lock: Default::default(),
+            }),
+        })
     }
 
     /// A model over already-parsed objects (tests, tools).
@@ -120,7 +141,13 @@ impl Cluster {
         let settings = Arc::new(Settings::from_config(cfg)?);
         let state = Arc::new(ClusterState::build(raw, settings.clone()));
         Ok(Cluster {
-            inner: Arc::new(Inner { settings, source: Source::Snapshot(state, raw.counts()), warnings: Vec::new(), cache: Mutex::new(None), build_lock: Default::default() }),
+            inner: Arc::new(Inner {
+                settings,
+                source: Source::Snapshot(state, raw.counts()),
+                warnings: Vec::new(),
+                cache: Mutex::new(None),
+                build_lock: Default::default(),
+            }),
         })
     }
 
@@ -146,14 +173,21 @@ impl Cluster {
         if let Some(s) = cached(generation) {
             return Ok(s);
         }
-        let raw = kube.raw().ok_or_else(|| ClusterError::NotSynced("the Kubernetes caches are not ready".into()))?;
+        let raw = kube
+            .raw()
+            .ok_or_else(|| ClusterError::NotSynced("the Kubernetes caches are not ready".into()))?;
         let settings = self.inner.settings.clone();
         // Building walks every object: keep it off the async workers.
         let started = std::time::Instant::now();
-        let state = tokio::task::spawn_blocking(move || Arc::new(ClusterState::build(&raw, settings)))
-            .await
-            .map_err(|e| ClusterError::Kube(format!("building the cluster model failed: {e}")))?;
-        meshlens_telemetry::metrics().cluster_rebuild_duration.observe(started.elapsed().as_secs_f64());
+        let state =
+            tokio::task::spawn_blocking(move || Arc::new(ClusterState::build(&raw, settings)))
+                .await
+                .map_err(|e| {
+                    ClusterError::Kube(format!("building the cluster model failed: {e}"))
+                })?;
+        meshlens_telemetry::metrics()
+            .cluster_rebuild_duration
+            .observe(started.elapsed().as_secs_f64());
         if let Ok(mut guard) = self.inner.cache.lock() {
             *guard = Some((generation, state.clone()));
         }

@@ -54,9 +54,10 @@ impl MeshKind {
     /// The API group.
     pub fn group(self) -> &'static str {
         match self {
-            MeshKind::DestinationRule | MeshKind::Gateway | MeshKind::ServiceEntry | MeshKind::VirtualService => {
-                "networking.istio.io"
-            }
+            MeshKind::DestinationRule
+            | MeshKind::Gateway
+            | MeshKind::ServiceEntry
+            | MeshKind::VirtualService => "networking.istio.io",
             MeshKind::QuotaSpecBinding | MeshKind::QuotaSpec | MeshKind::Rule => "config.istio.io",
             MeshKind::MonitoringDashboard => "monitoring.kiali.io",
         }
@@ -107,7 +108,9 @@ impl MeshKind {
     }
     /// The kind for a manifest's `apiVersion` group and `kind` (case-insensitive kind).
     pub fn from_group_kind(group: &str, kind: &str) -> Option<MeshKind> {
-        ALL_MESH_KINDS.into_iter().find(|k| k.group() == group && k.kind().eq_ignore_ascii_case(kind))
+        ALL_MESH_KINDS
+            .into_iter()
+            .find(|k| k.group() == group && k.kind().eq_ignore_ascii_case(kind))
     }
     /// The kind for a plural name (`virtualservices`).
     pub fn from_plural(plural: &str) -> Option<MeshKind> {
@@ -218,7 +221,9 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 
 fn string_map(v: Option<&Value>) -> BTreeMap<String, String> {
     v.and_then(Value::as_object)
-        .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
+        .map(|m| {
+            m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect()
+        })
         .unwrap_or_default()
 }
 
@@ -262,7 +267,9 @@ impl<'a> MeshSpec<'a> {
     /// Whether a traffic policy (top-level or a subset's) sets a circuit breaker
     /// (`connectionPool` or `outlierDetection`).
     pub fn policy_has_circuit_breaker(policy: Option<&Value>) -> bool {
-        policy.is_some_and(|p| p.get("connectionPool").is_some() || p.get("outlierDetection").is_some())
+        policy.is_some_and(|p| {
+            p.get("connectionPool").is_some() || p.get("outlierDetection").is_some()
+        })
     }
     /// Routes of a VirtualService: `http`, then `tcp`, then `tls`.
     pub fn routes(&self) -> Vec<Route> {
@@ -278,9 +285,19 @@ impl<'a> MeshSpec<'a> {
                             .map(|d| {
                                 let dest = d.get("destination");
                                 RouteDestination {
-                                    host: dest.and_then(|x| x.get("host")).and_then(Value::as_str).unwrap_or("").to_string(),
-                                    subset: dest.and_then(|x| x.get("subset")).and_then(Value::as_str).map(str::to_string),
-                                    port: port_number(dest.and_then(|x| x.get("port")).and_then(|p| p.get("number"))),
+                                    host: dest
+                                        .and_then(|x| x.get("host"))
+                                        .and_then(Value::as_str)
+                                        .unwrap_or("")
+                                        .to_string(),
+                                    subset: dest
+                                        .and_then(|x| x.get("subset"))
+                                        .and_then(Value::as_str)
+                                        .map(str::to_string),
+                                    port: port_number(
+                                        dest.and_then(|x| x.get("port"))
+                                            .and_then(|p| p.get("number")),
+                                    ),
                                     weight: d.get("weight").and_then(Value::as_i64),
                                 }
                             })
@@ -302,7 +319,11 @@ impl<'a> MeshSpec<'a> {
         if let Some(servers) = self.0.get("servers").and_then(Value::as_array) {
             return servers.iter().filter_map(|s| s.get("port")).map(one).collect();
         }
-        self.0.get("ports").and_then(Value::as_array).map(|a| a.iter().map(one).collect()).unwrap_or_default()
+        self.0
+            .get("ports")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(one).collect())
+            .unwrap_or_default()
     }
     /// Hosts of every server of a Gateway.
     pub fn server_hosts(&self) -> Vec<String> {

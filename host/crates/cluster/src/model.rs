@@ -148,7 +148,9 @@ fn controller(m: &ObjectMeta) -> Option<&OwnerReference> {
     refs.iter().find(|r| r.controller == Some(true)).or_else(|| refs.first())
 }
 
-fn template_maps(t: Option<&PodTemplateSpec>) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+fn template_maps(
+    t: Option<&PodTemplateSpec>,
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
     let meta = t.and_then(|t| t.metadata.as_ref());
     (
         meta.and_then(|m| m.labels.clone()).unwrap_or_default(),
@@ -157,7 +159,12 @@ fn template_maps(t: Option<&PodTemplateSpec>) -> (BTreeMap<String, String>, BTre
 }
 
 /// A workload before its pods, services and HPA are attached.
-fn shell(meta: &ObjectMeta, kind: WorkloadKind, t: Option<&PodTemplateSpec>, counts: (i32, i32, i32)) -> Workload {
+fn shell(
+    meta: &ObjectMeta,
+    kind: WorkloadKind,
+    t: Option<&PodTemplateSpec>,
+    counts: (i32, i32, i32),
+) -> Workload {
     let (labels, template_annotations) = template_maps(t);
     Workload {
         name: name_of(meta).to_string(),
@@ -189,7 +196,8 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
     let cron_jobs: BTreeSet<(&str, &str)> =
         raw.cron_jobs.iter().map(|c| (ns_of(&c.metadata), name_of(&c.metadata))).collect();
     let owner_exists = |m: &ObjectMeta, kind: &str, set: &BTreeSet<(&str, &str)>| {
-        owned_by(m, kind) && controller(m).is_some_and(|o| set.contains(&(ns_of(m), o.name.as_str())))
+        owned_by(m, kind)
+            && controller(m).is_some_and(|o| set.contains(&(ns_of(m), o.name.as_str())))
     };
     let mut out = Vec::new();
     for d in &raw.deployments {
@@ -202,24 +210,41 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
         );
         out.push(shell(&d.metadata, WorkloadKind::Deployment, spec.map(|s| &s.template), counts));
     }
-    for r in raw.replica_sets.iter().filter(|r| !owner_exists(&r.metadata, "Deployment", &deployments)) {
+    for r in
+        raw.replica_sets.iter().filter(|r| !owner_exists(&r.metadata, "Deployment", &deployments))
+    {
         let want = r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         let avail = r.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
         let t = r.spec.as_ref().and_then(|s| s.template.as_ref());
-        out.push(shell(&r.metadata, WorkloadKind::ReplicaSet, t, (want, avail, (want - avail).max(0))));
+        out.push(shell(
+            &r.metadata,
+            WorkloadKind::ReplicaSet,
+            t,
+            (want, avail, (want - avail).max(0)),
+        ));
     }
     for r in &raw.replication_controllers {
         let want = r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         let avail = r.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
         let t = r.spec.as_ref().and_then(|s| s.template.as_ref());
-        out.push(shell(&r.metadata, WorkloadKind::ReplicationController, t, (want, avail, (want - avail).max(0))));
+        out.push(shell(
+            &r.metadata,
+            WorkloadKind::ReplicationController,
+            t,
+            (want, avail, (want - avail).max(0)),
+        ));
     }
     for s in &raw.stateful_sets {
         let want = s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         let st = s.status.as_ref();
         let avail = st.and_then(|s| s.available_replicas.or(s.ready_replicas)).unwrap_or(0);
         let t = s.spec.as_ref().map(|s| &s.template);
-        out.push(shell(&s.metadata, WorkloadKind::StatefulSet, t, (want, avail, (want - avail).max(0))));
+        out.push(shell(
+            &s.metadata,
+            WorkloadKind::StatefulSet,
+            t,
+            (want, avail, (want - avail).max(0)),
+        ));
     }
     for d in &raw.daemon_sets {
         let st = d.status.as_ref();
@@ -228,7 +253,12 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
             st.and_then(|s| s.number_available).unwrap_or(0),
             st.and_then(|s| s.number_unavailable).unwrap_or(0),
         );
-        out.push(shell(&d.metadata, WorkloadKind::DaemonSet, d.spec.as_ref().map(|s| &s.template), counts));
+        out.push(shell(
+            &d.metadata,
+            WorkloadKind::DaemonSet,
+            d.spec.as_ref().map(|s| &s.template),
+            counts,
+        ));
     }
     for j in raw.jobs.iter().filter(|j| !owner_exists(&j.metadata, "CronJob", &cron_jobs)) {
         let st = j.status.as_ref();
@@ -238,10 +268,16 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
             st.and_then(|s| s.failed).unwrap_or(0),
         );
         let t = j.spec.as_ref().map(|s| &s.template);
-        out.push(shell(&j.metadata, WorkloadKind::Job, t, (active + ok + failed, active + ok, failed)));
+        out.push(shell(
+            &j.metadata,
+            WorkloadKind::Job,
+            t,
+            (active + ok + failed, active + ok, failed),
+        ));
     }
     for c in &raw.cron_jobs {
-        let active = len_i32(c.status.as_ref().and_then(|s| s.active.as_ref()).map(Vec::len).unwrap_or(0));
+        let active =
+            len_i32(c.status.as_ref().and_then(|s| s.active.as_ref()).map(Vec::len).unwrap_or(0));
         let t = c.spec.as_ref().and_then(|s| s.job_template.spec.as_ref()).map(|s| &s.template);
         out.push(shell(&c.metadata, WorkloadKind::CronJob, t, (active, active, 0)));
     }
@@ -273,7 +309,10 @@ impl ClusterState {
         let mut namespaces: BTreeMap<String, NamespaceState> = BTreeMap::new();
         let ensure = |ns: &str, namespaces: &mut BTreeMap<String, NamespaceState>| {
             if visible(ns) && !namespaces.contains_key(ns) {
-                namespaces.insert(ns.to_string(), NamespaceState { name: ns.to_string(), ..Default::default() });
+                namespaces.insert(
+                    ns.to_string(),
+                    NamespaceState { name: ns.to_string(), ..Default::default() },
+                );
             }
         };
         for n in &raw.namespaces {
@@ -334,7 +373,8 @@ impl ClusterState {
             state.mesh.sort_by(|a, b| (a.kind, a.name()).cmp(&(b.kind, b.name())));
             let index: HashMap<(WorkloadKind, String), usize> =
                 wls.iter().enumerate().map(|(i, w)| ((w.kind, w.name.clone()), i)).collect();
-            let find = |kind: WorkloadKind, name: &str| index.get(&(kind, name.to_string())).copied();
+            let find =
+                |kind: WorkloadKind, name: &str| index.get(&(kind, name.to_string())).copied();
             let ns = state.name.as_str();
             let mut bare = Vec::new();
             for pod in &state.pods {
@@ -345,7 +385,11 @@ impl ClusterState {
                         .and_then(|d| find(WorkloadKind::Deployment, d))
                         .or_else(|| find(WorkloadKind::ReplicaSet, &o.name))
                         // A dump without its ReplicaSets: `<deployment>-<hash>` still names it.
-                        .or_else(|| o.name.rsplit_once('-').and_then(|(d, _)| find(WorkloadKind::Deployment, d))),
+                        .or_else(|| {
+                            o.name
+                                .rsplit_once('-')
+                                .and_then(|(d, _)| find(WorkloadKind::Deployment, d))
+                        }),
                     "ReplicationController" => find(WorkloadKind::ReplicationController, &o.name),
                     "StatefulSet" => find(WorkloadKind::StatefulSet, &o.name),
                     "DaemonSet" => find(WorkloadKind::DaemonSet, &o.name),
@@ -366,20 +410,27 @@ impl ClusterState {
             }
             wls.extend(bare);
             for w in &mut wls {
-                w.has_sidecar = !w.pods.is_empty() && w.pods.iter().all(|p| pod_has_sidecar(p, &settings));
+                w.has_sidecar =
+                    !w.pods.is_empty() && w.pods.iter().all(|p| pod_has_sidecar(p, &settings));
                 w.services = state
                     .services
                     .iter()
                     .filter(|s| {
                         let sel = s.spec.as_ref().and_then(|sp| sp.selector.as_ref());
-                        sel.is_some_and(|sel| !sel.is_empty() && sel.iter().all(|(k, v)| w.labels.get(k) == Some(v)))
+                        sel.is_some_and(|sel| {
+                            !sel.is_empty() && sel.iter().all(|(k, v)| w.labels.get(k) == Some(v))
+                        })
                     })
                     .cloned()
                     .collect();
                 w.autoscaler = raw
                     .autoscalers
                     .iter()
-                    .find(|a| a.namespace == w.namespace && a.target_kind == w.kind.as_str() && a.target_name == w.name)
+                    .find(|a| {
+                        a.namespace == w.namespace
+                            && a.target_kind == w.kind.as_str()
+                            && a.target_name == w.name
+                    })
                     .cloned();
             }
             wls.sort_by(|a, b| (&a.name, a.kind).cmp(&(&b.name, b.kind)));
@@ -420,7 +471,9 @@ impl ClusterState {
             .labels
             .as_ref()
             .and_then(|l| l.get(key))
-            .or_else(|| svc.spec.as_ref().and_then(|s| s.selector.as_ref()).and_then(|s| s.get(key)))
+            .or_else(|| {
+                svc.spec.as_ref().and_then(|s| s.selector.as_ref()).and_then(|s| s.get(key))
+            })
             .map(String::as_str)
     }
 
@@ -430,7 +483,10 @@ impl ClusterState {
         let mut apps: BTreeMap<String, App<'_>> = BTreeMap::new();
         let entry = |apps: &mut BTreeMap<String, App<'_>>, name: &str| {
             if !apps.contains_key(name) {
-                apps.insert(name.to_string(), App { name: name.to_string(), workloads: Vec::new(), services: Vec::new() });
+                apps.insert(
+                    name.to_string(),
+                    App { name: name.to_string(), workloads: Vec::new(), services: Vec::new() },
+                );
             }
         };
         for w in &ns.workloads {
@@ -453,12 +509,21 @@ impl ClusterState {
     }
 
     /// Mesh objects of one kind in one namespace.
-    pub fn mesh_objects(&self, kind: MeshKind, namespace: &str) -> impl Iterator<Item = &Arc<MeshObject>> {
-        self.namespace(namespace).into_iter().flat_map(move |n| n.mesh.iter().filter(move |m| m.kind == kind))
+    pub fn mesh_objects(
+        &self,
+        kind: MeshKind,
+        namespace: &str,
+    ) -> impl Iterator<Item = &Arc<MeshObject>> {
+        self.namespace(namespace)
+            .into_iter()
+            .flat_map(move |n| n.mesh.iter().filter(move |m| m.kind == kind))
     }
 
     /// Mesh objects of one kind in every visible namespace.
-    pub fn mesh_objects_everywhere(&self, kind: MeshKind) -> impl Iterator<Item = &Arc<MeshObject>> {
+    pub fn mesh_objects_everywhere(
+        &self,
+        kind: MeshKind,
+    ) -> impl Iterator<Item = &Arc<MeshObject>> {
         self.namespaces.values().flat_map(move |n| n.mesh.iter().filter(move |m| m.kind == kind))
     }
 }

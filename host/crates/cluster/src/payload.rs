@@ -259,7 +259,8 @@ pub fn service_ref(s: &Service) -> ServiceRef {
 /// The kinds named by the `objects` query value (comma-separated plural names); every
 /// kind when absent or empty.
 pub fn parse_objects(objects: Option<&str>) -> Result<Vec<MeshKind>, ClusterError> {
-    let names: Vec<&str> = objects.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let names: Vec<&str> =
+        objects.unwrap_or("").split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     if names.is_empty() {
         return Ok(CONFIG_LIST_KINDS.to_vec());
     }
@@ -268,7 +269,10 @@ pub fn parse_objects(objects: Option<&str>) -> Result<Vec<MeshKind>, ClusterErro
         .map(|n| {
             MeshKind::from_plural(n).filter(|k| CONFIG_LIST_KINDS.contains(k)).ok_or_else(|| {
                 let known: Vec<&str> = CONFIG_LIST_KINDS.iter().map(|k| k.plural()).collect();
-                ClusterError::InvalidInput(format!("unknown object type in objects; known types: {}", known.join(", ")))
+                ClusterError::InvalidInput(format!(
+                    "unknown object type in objects; known types: {}",
+                    known.join(", ")
+                ))
             })
         })
         .collect()
@@ -278,7 +282,10 @@ impl ClusterState {
     /// `GET /api/namespaces`.
     pub fn namespace_list(&self) -> Vec<NamespaceInfo> {
         self.namespaces()
-            .map(|n| NamespaceInfo { name: n.name.clone(), creation_timestamp: n.created_at.clone() })
+            .map(|n| NamespaceInfo {
+                name: n.name.clone(),
+                creation_timestamp: n.created_at.clone(),
+            })
             .collect()
     }
 
@@ -313,7 +320,11 @@ impl ClusterState {
             name: a.name.clone(),
             namespace: NamespaceRef { name: ns.to_string() },
             runtimes: Vec::new(),
-            service_names: a.services.iter().map(|s| s.metadata.name.clone().unwrap_or_default()).collect(),
+            service_names: a
+                .services
+                .iter()
+                .map(|s| s.metadata.name.clone().unwrap_or_default())
+                .collect(),
             workloads: a
                 .workloads
                 .iter()
@@ -367,10 +378,17 @@ impl ClusterState {
     }
 
     /// meshConfigList; `objects` limits which lists are filled.
-    pub fn mesh_config_list(&self, ns: &str, objects: Option<&str>) -> Result<MeshConfigList, ClusterError> {
+    pub fn mesh_config_list(
+        &self,
+        ns: &str,
+        objects: Option<&str>,
+    ) -> Result<MeshConfigList, ClusterError> {
         let kinds = parse_objects(objects)?;
         self.require_ns(ns)?;
-        let mut out = MeshConfigList { namespace: NamespaceRef { name: ns.to_string() }, ..Default::default() };
+        let mut out = MeshConfigList {
+            namespace: NamespaceRef { name: ns.to_string() },
+            ..Default::default()
+        };
         for k in kinds {
             let items: Vec<Value> = self.mesh_objects(k, ns).map(|m| m.to_json()).collect();
             let slot = match k {

@@ -56,26 +56,34 @@ impl ClusterState {
             seen.push(k);
             match k {
                 ClusterKind::Workloads => {
-                    data.workloads.extend(visible().flat_map(|n| n.workloads.iter().map(workload_info)));
+                    data.workloads
+                        .extend(visible().flat_map(|n| n.workloads.iter().map(workload_info)));
                 }
                 ClusterKind::Services => {
                     data.services.extend(visible().flat_map(|n| {
                         n.services.iter().map(|s| ServiceInfo {
                             namespace: RString::from(n.name.as_str()),
                             name: RString::from(s.metadata.name.as_deref().unwrap_or("")),
-                            labels: s.metadata.labels.as_ref().map(|l| labels(l.iter())).unwrap_or_default(),
+                            labels: s
+                                .metadata
+                                .labels
+                                .as_ref()
+                                .map(|l| labels(l.iter()))
+                                .unwrap_or_default(),
                         })
                     }));
                 }
                 ClusterKind::ServiceEntries | ClusterKind::Gateways => {
                     if let Some(mk) = MeshKind::from_cluster_kind(k) {
-                        data.objects.extend(self.mesh_objects_everywhere(mk).map(|m| config_object(m)));
+                        data.objects
+                            .extend(self.mesh_objects_everywhere(mk).map(|m| config_object(m)));
                     }
                 }
                 other => {
                     if let Some(mk) = MeshKind::from_cluster_kind(other) {
-                        data.objects
-                            .extend(visible().flat_map(|n| n.mesh.iter().filter(move |m| m.kind == mk).map(|m| config_object(m))));
+                        data.objects.extend(visible().flat_map(|n| {
+                            n.mesh.iter().filter(move |m| m.kind == mk).map(|m| config_object(m))
+                        }));
                     }
                 }
             }

@@ -169,14 +169,16 @@ impl Autoscaler {
             a.max_replicas = spec.max_replicas;
             a.target_kind = spec.scale_target_ref.kind.clone();
             a.target_name = spec.scale_target_ref.name.clone();
-            a.target_cpu_utilization_percentage = spec.target_cpu_utilization_percentage.unwrap_or(0);
+            a.target_cpu_utilization_percentage =
+                spec.target_cpu_utilization_percentage.unwrap_or(0);
         }
         if let Some(st) = &h.status {
             a.last_scale_time = time_text(st.last_scale_time.as_ref());
             a.observed_generation = st.observed_generation.unwrap_or(0);
             a.current_replicas = st.current_replicas;
             a.desired_replicas = st.desired_replicas;
-            a.current_cpu_utilization_percentage = st.current_cpu_utilization_percentage.unwrap_or(0);
+            a.current_cpu_utilization_percentage =
+                st.current_cpu_utilization_percentage.unwrap_or(0);
         }
         a
     }

@@ -27,7 +27,10 @@ pub fn load(paths: &[PathBuf]) -> Result<(RawObjects, Vec<String>), ClusterError
     let mut files = Vec::new();
     for p in paths {
         if !p.exists() {
-            return Err(ClusterError::BadConfig(format!("cluster.snapshot: {} does not exist", p.display())));
+            return Err(ClusterError::BadConfig(format!(
+                "cluster.snapshot: {} does not exist",
+                p.display()
+            )));
         }
         collect_files(p, &mut files);
     }
@@ -56,7 +59,10 @@ fn collect_files(p: &Path, out: &mut Vec<PathBuf>) {
         };
         entries.sort();
         for e in entries {
-            let manifest = e.extension().and_then(|x| x.to_str()).is_some_and(|x| matches!(x, "yaml" | "yml" | "json"));
+            let manifest = e
+                .extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| matches!(x, "yaml" | "yml" | "json"));
             if e.is_dir() || manifest {
                 collect_files(&e, out);
             }
@@ -70,10 +76,13 @@ fn collect_files(p: &Path, out: &mut Vec<PathBuf>) {
 fn split_documents(text: &str) -> Vec<String> {
     let mut docs = vec![String::new()];
     for line in text.lines() {
-        let marker = line.starts_with("---") && line[3..].chars().next().is_none_or(char::is_whitespace);
+        let marker =
+            line.starts_with("---") && line[3..].chars().next().is_none_or(char::is_whitespace);
         if marker {
             docs.push(line[3..].to_string());
-            if let Some(d) = docs.last_mut() { d.push('\n') }
+            if let Some(d) = docs.last_mut() {
+                d.push('\n')
+            }
         } else if line.trim_end() == "..." {
             // End-of-document marker: the next `---` starts a new one.
         } else if let Some(d) = docs.last_mut() {
@@ -133,10 +142,11 @@ fn ingest_document(value: Value, at: &str, raw: &mut RawObjects, warnings: &mut 
         for (j, mut item) in items.into_iter().enumerate() {
             // Real API servers leave apiVersion/kind off the items of a typed list.
             if let Value::Object(m) = &mut item
-                && !item_kind.is_empty() {
-                    m.entry("kind").or_insert_with(|| Value::String(item_kind.clone()));
-                    m.entry("apiVersion").or_insert_with(|| Value::String(api_version.clone()));
-                }
+                && !item_kind.is_empty()
+            {
+                m.entry("kind").or_insert_with(|| Value::String(item_kind.clone()));
+                m.entry("apiVersion").or_insert_with(|| Value::String(api_version.clone()));
+            }
             if let Err(e) = ingest(item, raw) {
                 warnings.push(format!("{at}, item {}: {e}", j + 1));
             }
@@ -174,15 +184,17 @@ pub fn ingest(mut v: Value, raw: &mut RawObjects) -> Result<(), String> {
         Some((g, ver)) => (g.to_string(), ver.to_string()),
         None => (String::new(), api_version.clone()),
     };
-    let name_ok = v.pointer("/metadata/name").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
+    let name_ok =
+        v.pointer("/metadata/name").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
     if !name_ok {
         return Err(format!("{kind} without metadata.name"));
     }
     if kind != "Namespace"
-        && let Some(Value::Object(meta)) = v.get_mut("metadata") {
-            // What `kubectl apply` does with a manifest that names no namespace.
-            meta.entry("namespace").or_insert_with(|| Value::String("default".into()));
-        }
+        && let Some(Value::Object(meta)) = v.get_mut("metadata")
+    {
+        // What `kubectl apply` does with a manifest that names no namespace.
+        meta.entry("namespace").or_insert_with(|| Value::String("default".into()));
+    }
     match (group.as_str(), kind.as_str()) {
         ("", "Namespace") => raw.namespaces.push(kept(v)?),
         ("", "Pod") => raw.pods.push(kept(v)?),
@@ -213,7 +225,8 @@ pub fn ingest(mut v: Value, raw: &mut RawObjects) -> Result<(), String> {
 /// A mesh object from its JSON (metadata trimmed, only `spec` kept).
 pub fn mesh_object(kind: MeshKind, mut v: Value) -> Result<MeshObject, String> {
     let meta = v.get_mut("metadata").map(Value::take).unwrap_or(Value::Null);
-    let mut metadata: ObjectMeta = serde_json::from_value(meta).map_err(|e| format!("bad metadata: {e}"))?;
+    let mut metadata: ObjectMeta =
+        serde_json::from_value(meta).map_err(|e| format!("bad metadata: {e}"))?;
     trim_meta(&mut metadata);
     let spec = match v.get_mut("spec").map(Value::take) {
         Some(s @ Value::Object(_)) => s,

@@ -11,7 +11,10 @@ use k8s_openapi::{
         apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
         autoscaling::v2::HorizontalPodAutoscaler,
         batch::v1::{CronJob, Job},
-        core::v1::{Container, Namespace, Pod, PodSpec, PodStatus, PodTemplateSpec, ReplicationController, Service, ServicePort, ServiceSpec},
+        core::v1::{
+            Container, Namespace, Pod, PodSpec, PodStatus, PodTemplateSpec, ReplicationController,
+            Service, ServicePort, ServiceSpec,
+        },
     },
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
@@ -64,7 +67,8 @@ impl Trim for Pod {
                 .collect(),
             ..Default::default()
         });
-        self.status = self.status.take().map(|s| PodStatus { phase: s.phase, ..Default::default() });
+        self.status =
+            self.status.take().map(|s| PodStatus { phase: s.phase, ..Default::default() });
     }
 }
 
@@ -77,7 +81,12 @@ impl Trim for Service {
             selector: s.selector,
             ports: s.ports.map(|ps| {
                 ps.into_iter()
-                    .map(|p| ServicePort { name: p.name, protocol: p.protocol, port: p.port, ..Default::default() })
+                    .map(|p| ServicePort {
+                        name: p.name,
+                        protocol: p.protocol,
+                        port: p.port,
+                        ..Default::default()
+                    })
                     .collect()
             }),
             ..Default::default()
@@ -232,7 +241,10 @@ mod tests {
         d.trim();
         let v = serde_json::to_value(&d).unwrap();
         assert_eq!(v["metadata"], json!({"name": "d"}));
-        assert_eq!(v["spec"]["template"], json!({"metadata": {"labels": {"app": "a"}, "annotations": {"x": "y"}}}));
+        assert_eq!(
+            v["spec"]["template"],
+            json!({"metadata": {"labels": {"app": "a"}, "annotations": {"x": "y"}}})
+        );
         assert_eq!(v["spec"]["replicas"], 2);
         assert_eq!(v["status"], json!({"availableReplicas": 2}));
     }

@@ -10,7 +10,11 @@ fn demo_dir() -> PathBuf {
 }
 
 async fn demo() -> Cluster {
-    let cfg = ClusterConfig { source: SourceKind::Snapshot, snapshot: vec![demo_dir()], ..Default::default() };
+    let cfg = ClusterConfig {
+        source: SourceKind::Snapshot,
+        snapshot: vec![demo_dir()],
+        ..Default::default()
+    };
     Cluster::start(cfg).await.unwrap()
 }
 
@@ -56,7 +60,12 @@ async fn demo_apps_and_sidecars() {
     let reviews = j(&s.app_details("bookinfo", "reviews").unwrap());
     assert_eq!(reviews["serviceNames"], json!(["reviews"]));
     assert_eq!(reviews["runtimes"], json!([]));
-    let wl: Vec<&str> = reviews["workloads"].as_array().unwrap().iter().map(|w| w["workloadName"].as_str().unwrap()).collect();
+    let wl: Vec<&str> = reviews["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["workloadName"].as_str().unwrap())
+        .collect();
     assert_eq!(wl, vec!["reviews-v1", "reviews-v2", "reviews-v3"]);
     assert!(matches!(s.app_details("bookinfo", "nope"), Err(ClusterError::NotFound(_))));
     assert!(matches!(s.app_details("nope", "reviews"), Err(ClusterError::NotFound(_))));
@@ -70,7 +79,10 @@ async fn demo_workloads() {
     let items = list["workloads"].as_array().unwrap();
     assert_eq!(items.len(), 9);
     let details = items.iter().find(|w| w["name"] == "details-v1").unwrap();
-    assert_eq!(details, &json!({"name": "details-v1", "type": "Deployment", "appLabel": true, "versionLabel": true, "meshSidecar": false}));
+    assert_eq!(
+        details,
+        &json!({"name": "details-v1", "type": "Deployment", "appLabel": true, "versionLabel": true, "meshSidecar": false})
+    );
 
     let pp = j(&s.workload_details("bookinfo", "productpage-v1").unwrap());
     assert_eq!(pp["createdAt"], "2026-01-01T00:00:00Z");
@@ -78,11 +90,17 @@ async fn demo_workloads() {
     assert_eq!(pp["availableReplicas"], 1);
     assert_eq!(pp["labels"], json!({"app": "productpage", "version": "v1"}));
     let a = &pp["autoscaler"];
-    assert_eq!((a["name"].as_str(), a["minReplicas"].as_i64(), a["maxReplicas"].as_i64()), (Some("productpage"), Some(1), Some(5)));
+    assert_eq!(
+        (a["name"].as_str(), a["minReplicas"].as_i64(), a["maxReplicas"].as_i64()),
+        (Some("productpage"), Some(1), Some(5))
+    );
     assert_eq!(a["targetCPUUtilizationPercentage"], 80);
     let pods = pp["pods"].as_array().unwrap();
     assert_eq!(pods.len(), 1);
-    assert_eq!((pods[0]["meshSidecar"].as_bool(), pods[0]["phase"].as_str()), (Some(true), Some("Running")));
+    assert_eq!(
+        (pods[0]["meshSidecar"].as_bool(), pods[0]["phase"].as_str()),
+        (Some(true), Some("Running"))
+    );
     assert_eq!(pp["services"][0]["name"], "productpage");
 
     let r1 = j(&s.workload_details("bookinfo", "reviews-v1").unwrap());
@@ -100,15 +118,30 @@ async fn demo_mesh_config() {
     let s = demo().await.state().await.unwrap();
     let all = j(&s.mesh_config_list("bookinfo", None).unwrap());
     let names = |k: &str| -> Vec<String> {
-        all[k].as_array().unwrap().iter().map(|o| o["metadata"]["name"].as_str().unwrap().to_string()).collect()
+        all[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
     };
     assert_eq!(names("virtualServices"), vec!["bookinfo", "ratings", "reviews"]);
     assert_eq!(names("destinationRules"), vec!["ratings", "reviews"]);
     assert_eq!(names("gateways"), vec!["bookinfo-gateway"]);
     assert_eq!(names("serviceEntries"), vec!["books-api"]);
     assert_eq!(all["rules"], json!([]));
-    let ratings = all["virtualServices"].as_array().unwrap().iter().find(|o| o["metadata"]["name"] == "ratings").unwrap();
-    let weights: i64 = ratings["spec"]["http"][0]["route"].as_array().unwrap().iter().map(|r| r["weight"].as_i64().unwrap()).sum();
+    let ratings = all["virtualServices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["metadata"]["name"] == "ratings")
+        .unwrap();
+    let weights: i64 = ratings["spec"]["http"][0]["route"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["weight"].as_i64().unwrap())
+        .sum();
     assert_eq!(weights, 90);
 
     let only = j(&s.mesh_config_list("bookinfo", Some("gateways,serviceentries")).unwrap());
@@ -128,7 +161,10 @@ async fn demo_mesh_config() {
 async fn demo_cluster_data_for_plugins() {
     use plugin_api::ClusterKind as K;
     let s = demo().await.state().await.unwrap();
-    let d = s.cluster_data(&[K::Workloads, K::ServiceEntries, K::Gateways, K::DestinationRules], &["istio-system".to_string()]);
+    let d = s.cluster_data(
+        &[K::Workloads, K::ServiceEntries, K::Gateways, K::DestinationRules],
+        &["istio-system".to_string()],
+    );
     assert_eq!(d.workloads.len(), 1);
     assert!(d.workloads[0].has_sidecar);
     // ServiceEntries and Gateways come from every visible namespace; DRs only from istio-system.
@@ -137,11 +173,21 @@ async fn demo_cluster_data_for_plugins() {
     assert_eq!(d.objects[0].spec()["location"], "MESH_EXTERNAL");
     // Kinds or namespaces named twice are delivered once.
     let twice = s.cluster_data(
-        &[K::Workloads, K::Workloads, K::ServiceEntries, K::Gateways, K::DestinationRules, K::ServiceEntries],
+        &[
+            K::Workloads,
+            K::Workloads,
+            K::ServiceEntries,
+            K::Gateways,
+            K::DestinationRules,
+            K::ServiceEntries,
+        ],
         &["istio-system".to_string(), "istio-system".to_string()],
     );
     assert_eq!(twice, d);
-    let book = s.cluster_data(&[K::Services, K::DestinationRules, K::MonitoringDashboards], &["bookinfo".to_string(), "kube-system".to_string()]);
+    let book = s.cluster_data(
+        &[K::Services, K::DestinationRules, K::MonitoringDashboards],
+        &["bookinfo".to_string(), "kube-system".to_string()],
+    );
     assert_eq!(book.services.len(), 6);
     assert_eq!(book.objects.iter().filter(|o| o.kind.as_str() == "DestinationRule").count(), 2);
 }

@@ -11,8 +11,15 @@ use crate::{
 };
 
 /// The metric names a client can ask for in `filters[]`, in answer order.
-pub const NAMESPACE_METRICS: [&str; 7] =
-    ["request_count", "request_error_count", "tcp_received", "tcp_sent", "request_duration", "request_size", "response_size"];
+pub const NAMESPACE_METRICS: [&str; 7] = [
+    "request_count",
+    "request_error_count",
+    "tcp_received",
+    "tcp_sent",
+    "request_duration",
+    "request_size",
+    "response_size",
+];
 
 /// namespaceMetrics parameters: appDashboard's (§4.5) plus `filters[]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +82,9 @@ pub fn namespace_metrics_plan(
         start = start.max(c);
     }
     if start > end {
-        return Err(DashboardError::BadRequest("Bad request, after checks, query start time is after end time".into()));
+        return Err(DashboardError::BadRequest(
+            "Bad request, after checks, query start time is after end time".into(),
+        ));
     }
     let start = start - start.rem_euclid(base.step);
     let time = QueryTime::Range { start, end, step: base.step };
@@ -111,12 +120,19 @@ pub fn namespace_metrics_plan(
 
 impl MetricsPlan {
     /// Shapes the results (one per query, in order). A store that is down is a 503.
-    pub fn assemble(&self, results: Vec<Result<QueryResult, PluginError>>) -> Result<Value, DashboardError> {
+    pub fn assemble(
+        &self,
+        results: Vec<Result<QueryResult, PluginError>>,
+    ) -> Result<Value, DashboardError> {
         if let Some(e) = results.iter().filter_map(|r| r.as_ref().err()).next() {
             return Err(DashboardError::from_query(e));
         }
         let series = |i: usize| {
-            results.get(i).and_then(|r| r.as_ref().ok()).map(|r| query_series(self.queries.get(i), r)).unwrap_or(json!({"matrix": null}))
+            results
+                .get(i)
+                .and_then(|r| r.as_ref().ok())
+                .map(|r| query_series(self.queries.get(i), r))
+                .unwrap_or(json!({"matrix": null}))
         };
         let mut metrics = Map::new();
         let mut histograms = Map::new();
@@ -126,7 +142,8 @@ impl MetricsPlan {
                     metrics.insert((*name).into(), series(*i));
                 }
                 ChartData::Histogram(stats) => {
-                    let h: Map<String, Value> = stats.iter().map(|(k, i)| (k.clone(), series(*i))).collect();
+                    let h: Map<String, Value> =
+                        stats.iter().map(|(k, i)| (k.clone(), series(*i))).collect();
                     histograms.insert((*name).into(), Value::Object(h));
                 }
             }
@@ -142,7 +159,8 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, &str)]) -> Result<NamespaceMetricsParams, DashboardError> {
-        let v: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let v: Vec<(String, String)> =
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         NamespaceMetricsParams::parse(&v)
     }
 
@@ -150,40 +168,76 @@ mod tests {
     fn all_metrics_by_default_with_kiali_selectors() {
         let p = params(&[]).unwrap();
         assert_eq!(p.filters.len(), 7);
-        let plan = namespace_metrics_plan("bookinfo", &p, DurationMetric::Milliseconds, None, 10_000).unwrap();
+        let plan =
+            namespace_metrics_plan("bookinfo", &p, DurationMetric::Milliseconds, None, 10_000)
+                .unwrap();
         // 4 counters + 3 histograms with avg (no quantiles asked).
         assert_eq!(plan.queries.len(), 7);
         let q = &plan.queries[0];
         assert_eq!(q.metric.as_str(), "istio_requests_total");
         assert_eq!(q.func, RangeFunc::Rate);
-        assert!(q.matchers.iter().any(|m| m.name.as_str() == "source_workload_namespace" && m.value.as_str() == "bookinfo"));
+        assert!(
+            q.matchers.iter().any(|m| m.name.as_str() == "source_workload_namespace"
+                && m.value.as_str() == "bookinfo")
+        );
         assert!(plan.queries[1].matchers.iter().any(|m| m.name.as_str() == "response_code"));
         assert_eq!(plan.queries[4].metric.as_str(), "istio_request_duration_milliseconds");
     }
 
     #[test]
     fn inbound_selects_the_destination_side_and_filters_limit_the_set() {
-        let p = params(&[("direction", "inbound"), ("filters[]", "request_count"), ("filters[]", "request_duration"), ("quantiles[]", "0.5")]).unwrap();
+        let p = params(&[
+            ("direction", "inbound"),
+            ("filters[]", "request_count"),
+            ("filters[]", "request_duration"),
+            ("quantiles[]", "0.5"),
+        ])
+        .unwrap();
         let plan = namespace_metrics_plan("ns", &p, DurationMetric::Seconds, None, 10_000).unwrap();
         assert_eq!(plan.queries.len(), 3);
-        assert!(plan.queries[0].matchers.iter().any(|m| m.name.as_str() == "destination_workload_namespace"));
+        assert!(
+            plan.queries[0]
+                .matchers
+                .iter()
+                .any(|m| m.name.as_str() == "destination_workload_namespace")
+        );
         assert_eq!(plan.queries[1].metric.as_str(), "istio_request_duration_seconds");
     }
 
     #[test]
     fn the_window_respects_the_namespace_age() {
-        let p = params(&[("rateInterval", "35m"), ("duration", "1000"), ("step", "10"), ("queryTime", "1523364061")]).unwrap();
-        let plan = namespace_metrics_plan("ns", &p, DurationMetric::Milliseconds, Some(1523364061 - 31 * 60), 0).unwrap();
+        let p = params(&[
+            ("rateInterval", "35m"),
+            ("duration", "1000"),
+            ("step", "10"),
+            ("queryTime", "1523364061"),
+        ])
+        .unwrap();
+        let plan = namespace_metrics_plan(
+            "ns",
+            &p,
+            DurationMetric::Milliseconds,
+            Some(1523364061 - 31 * 60),
+            0,
+        )
+        .unwrap();
         assert_eq!(plan.queries[0].window_secs, 1860);
-        let p = params(&[("duration", "1000"), ("step", "10"), ("queryTime", "1523364061")]).unwrap();
+        let p =
+            params(&[("duration", "1000"), ("step", "10"), ("queryTime", "1523364061")]).unwrap();
         let plan = namespace_metrics_plan("ns", &p, DurationMetric::Milliseconds, None, 0).unwrap();
-        assert_eq!(plan.queries[0].time, QueryTime::Range { start: 1523363060, end: 1523364061, step: 10 });
+        assert_eq!(
+            plan.queries[0].time,
+            QueryTime::Range { start: 1523363060, end: 1523364061, step: 10 }
+        );
     }
 
     #[test]
     fn bad_filters_are_400s_listing_the_known_names() {
         let e = params(&[("filters[]", "cpu")]).unwrap_err();
-        assert!(matches!(&e, DashboardError::BadRequest(m) if m.contains("request_count") && !m.contains("cpu")), "{e:?}");
+        assert!(
+            matches!(&e, DashboardError::BadRequest(m) if m.contains("request_count") && !m.contains("cpu")),
+            "{e:?}"
+        );
         assert!(params(&[("direction", "sideways")]).is_err());
         assert!(params(&[("reporter", "both")]).is_err());
         assert!(params(&[("step", "0")]).is_err());

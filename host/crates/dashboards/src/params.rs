@@ -156,7 +156,11 @@ pub fn parse_duration_secs(text: &str) -> Option<u64> {
     total_ms.is_multiple_of(1000).then_some(total_ms / 1000)
 }
 
-fn parse_positive(q: &(impl QueryLookup + ?Sized), name: &str, default: i64) -> Result<i64, DashboardError> {
+fn parse_positive(
+    q: &(impl QueryLookup + ?Sized),
+    name: &str,
+    default: i64,
+) -> Result<i64, DashboardError> {
     match q.first(name) {
         None => Ok(default),
         Some(v) => match parse_duration_secs(&v) {
@@ -169,7 +173,8 @@ fn parse_positive(q: &(impl QueryLookup + ?Sized), name: &str, default: i64) -> 
 /// Every value of a repeated parameter, accepting `name[]` and `name`.
 fn repeated(q: &(impl QueryLookup + ?Sized), name: &str) -> Vec<(String, String)> {
     let bracket = format!("{name}[]");
-    let mut out: Vec<(String, String)> = q.all(&bracket).into_iter().map(|v| (bracket.clone(), v)).collect();
+    let mut out: Vec<(String, String)> =
+        q.all(&bracket).into_iter().map(|v| (bracket.clone(), v)).collect();
     out.extend(q.all(name).into_iter().map(|v| (name.to_string(), v)));
     out
 }
@@ -188,7 +193,11 @@ impl BaseParams {
             // A comma-separated list in one value is accepted too.
             for l in v.split(',').map(str::trim).filter(|l| !l.is_empty()) {
                 if !is_label_name(l) {
-                    return Err(bad(&name, &v, "expected label names (letters, digits, underscores)"));
+                    return Err(bad(
+                        &name,
+                        &v,
+                        "expected label names (letters, digits, underscores)",
+                    ));
                 }
                 if !by_labels.iter().any(|b| b == l) {
                     by_labels.push(l.to_string());
@@ -228,7 +237,16 @@ impl BaseParams {
                 _ => return Err(bad("queryTime", &v, "expected Unix seconds")),
             },
         };
-        Ok(BaseParams { avg, by_labels, duration, quantiles, rate_func, rate_interval, step, query_time })
+        Ok(BaseParams {
+            avg,
+            by_labels,
+            duration,
+            quantiles,
+            rate_func,
+            rate_interval,
+            step,
+            query_time,
+        })
     }
 
     /// The range to query, given the current Unix time: end = queryTime or now, start =
@@ -270,8 +288,15 @@ impl AppParams {
         };
         let request_protocol = match q.first("requestProtocol") {
             None => None,
-            Some(v) if v.is_empty() || v.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) => {
-                return Err(bad("requestProtocol", &v, "expected a protocol name such as http or grpc"));
+            Some(v)
+                if v.is_empty()
+                    || v.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) =>
+            {
+                return Err(bad(
+                    "requestProtocol",
+                    &v,
+                    "expected a protocol name such as http or grpc",
+                ));
             }
             Some(v) => Some(v),
         };

@@ -13,7 +13,10 @@ fn defaults_follow_the_spec() {
     assert_eq!(p.base.rate_func, RangeFunc::Rate);
     assert_eq!(p.version, None);
     let a = AppParams::parse(&q(&[])).unwrap();
-    assert_eq!((a.direction, a.reporter, a.request_protocol), (Direction::Outbound, Reporter::Source, None));
+    assert_eq!(
+        (a.direction, a.reporter, a.request_protocol),
+        (Direction::Outbound, Reporter::Source, None)
+    );
 }
 
 #[test]
@@ -38,14 +41,24 @@ fn every_parameter_is_read() {
     assert_eq!(p.base.rate_func, RangeFunc::Irate);
     assert_eq!((p.base.duration, p.base.step, p.base.rate_interval), (600, 30, 300));
     assert_eq!(p.version.as_deref(), Some("v2"));
-    let a = AppParams::parse(&q(&[("direction", "inbound"), ("reporter", "destination"), ("requestProtocol", "grpc")])).unwrap();
-    assert_eq!((a.direction, a.reporter, a.request_protocol.as_deref()), (Direction::Inbound, Reporter::Destination, Some("grpc")));
+    let a = AppParams::parse(&q(&[
+        ("direction", "inbound"),
+        ("reporter", "destination"),
+        ("requestProtocol", "grpc"),
+    ]))
+    .unwrap();
+    assert_eq!(
+        (a.direction, a.reporter, a.request_protocol.as_deref()),
+        (Direction::Inbound, Reporter::Destination, Some("grpc"))
+    );
 }
 
 #[test]
 fn the_range_is_floored_to_the_step() {
     // Kiali's own example: queryTime 1523364061, duration 1000, step 10.
-    let p = BaseParams::parse(&q(&[("queryTime", "1523364061"), ("duration", "1000"), ("step", "10")])).unwrap();
+    let p =
+        BaseParams::parse(&q(&[("queryTime", "1523364061"), ("duration", "1000"), ("step", "10")]))
+            .unwrap();
     assert_eq!(p.range(0), QueryTime::Range { start: 1523363060, end: 1523364061, step: 10 });
     let p = BaseParams::parse(&q(&[("duration", "60"), ("step", "15")])).unwrap();
     assert_eq!(p.range(1000), QueryTime::Range { start: 930, end: 1000, step: 15 });
@@ -75,7 +88,8 @@ fn bad_values_are_400s_naming_the_parameter() {
         assert_eq!(e.status(), 400);
         assert!(e.to_string().contains(&format!("'{name}'")), "{name}={value}: {e}");
     }
-    for (name, value) in [("direction", "sideways"), ("reporter", "me"), ("requestProtocol", "h t")] {
+    for (name, value) in [("direction", "sideways"), ("reporter", "me"), ("requestProtocol", "h t")]
+    {
         let e = AppParams::parse(&q(&[(name, value)])).unwrap_err();
         assert!(e.to_string().contains(&format!("'{name}'")), "{e}");
     }

@@ -4,7 +4,8 @@
 use std::future::Future;
 
 use plugin_api::{
-    DashboardTemplate, DataType, HistogramStat, Matcher, MetricQuery, PluginError, QueryResult, QueryTime, RangeFunc,
+    DashboardTemplate, DataType, HistogramStat, Matcher, MetricQuery, PluginError, QueryResult,
+    QueryTime, RangeFunc,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -84,7 +85,10 @@ pub struct DashboardPlan {
 impl DashboardPlan {
     /// Shapes the results (one per query, in order) into the Dashboard JSON. A store that is
     /// down is a 503; any other failed query a 500.
-    pub fn assemble(&self, results: Vec<Result<QueryResult, PluginError>>) -> Result<Value, DashboardError> {
+    pub fn assemble(
+        &self,
+        results: Vec<Result<QueryResult, PluginError>>,
+    ) -> Result<Value, DashboardError> {
         if results.len() != self.queries.len() {
             return Err(DashboardError::Internal(format!(
                 "{} results for {} queries",
@@ -94,7 +98,9 @@ impl DashboardPlan {
         }
         // A 503 wins over a 500: an unreachable store explains the other failures.
         let errors: Vec<_> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-        if let Some(e) = errors.iter().find(|e| DashboardError::from_query(e).status() == 503).or(errors.first()) {
+        if let Some(e) =
+            errors.iter().find(|e| DashboardError::from_query(e).status() == 503).or(errors.first())
+        {
             return Err(DashboardError::from_query(e));
         }
         let series = |i: usize| match &results[i] {
@@ -114,7 +120,8 @@ impl DashboardPlan {
                         o.insert("metric".into(), series(*i));
                     }
                     ChartData::Histogram(stats) => {
-                        let h: Map<String, Value> = stats.iter().map(|(k, i)| (k.clone(), series(*i))).collect();
+                        let h: Map<String, Value> =
+                            stats.iter().map(|(k, i)| (k.clone(), series(*i))).collect();
                         o.insert("histogram".into(), Value::Object(h));
                     }
                 }
@@ -144,7 +151,8 @@ pub(crate) fn chart_queries(
     base: &BaseParams,
     time: QueryTime,
 ) -> ChartData {
-    let group_by = Some(base.by_labels.iter().map(|l| l.as_str().into()).collect::<Vec<_>>().into()).into();
+    let group_by =
+        Some(base.by_labels.iter().map(|l| l.as_str().into()).collect::<Vec<_>>().into()).into();
     let q = |func: RangeFunc, histogram: HistogramStat| MetricQuery {
         metric: metric.into(),
         matchers: matchers.to_vec().into(),
@@ -197,11 +205,15 @@ pub fn custom_dashboard_plan(
     for c in template.charts.iter() {
         for a in c.aggregations.iter() {
             if !aggregations.iter().any(|x| x.display_name == a.display_name.as_str()) {
-                aggregations.push(Aggregation { label: a.label.to_string(), display_name: a.display_name.to_string() });
+                aggregations.push(Aggregation {
+                    label: a.label.to_string(),
+                    display_name: a.display_name.to_string(),
+                });
             }
         }
         let first = queries.len();
-        let data = chart_queries(&mut queries, &c.metric_name, c.data_type, &matchers, &params.base, time);
+        let data =
+            chart_queries(&mut queries, &c.metric_name, c.data_type, &matchers, &params.base, time);
         // A chart of request durations is in seconds whatever histogram the store holds.
         let seconds = queries[first..].iter().any(|q| duration_divisor(q) != 1.0);
         let unit = if seconds { "s".to_string() } else { c.unit.to_string() };
@@ -276,7 +288,8 @@ pub fn app_dashboard_plan(
             data: chart_queries(&mut queries, metric, *dt, &matchers, &params.base, time),
         })
         .collect();
-    let agg = |label: String, display: &str| Aggregation { label, display_name: display.to_string() };
+    let agg =
+        |label: String, display: &str| Aggregation { label, display_name: display.to_string() };
     DashboardPlan {
         title: match params.direction {
             Direction::Inbound => "Inbound Metrics".into(),

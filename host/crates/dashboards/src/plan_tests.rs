@@ -9,7 +9,10 @@ fn chart(name: &str, metric: &str, dt: DataType, aggs: &[(&str, &str)]) -> Chart
         spans: 4,
         metric_name: metric.into(),
         data_type: dt,
-        aggregations: aggs.iter().map(|(l, d)| AggregationDef { label: (*l).into(), display_name: (*d).into() }).collect(),
+        aggregations: aggs
+            .iter()
+            .map(|(l, d)| AggregationDef { label: (*l).into(), display_name: (*d).into() })
+            .collect(),
     }
 }
 
@@ -30,27 +33,45 @@ fn template() -> DashboardTemplate {
 }
 
 fn params(pairs: &[(&str, &str)]) -> CustomParams {
-    let v: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let v: Vec<(String, String)> =
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     CustomParams::parse(&v).unwrap()
 }
 
 #[test]
 fn each_data_type_becomes_its_query() {
-    let p = params(&[("quantiles[]", "0.5"), ("quantiles[]", "0.99"), ("byLabels[]", "path"), ("version", "v1"), ("step", "10"), ("duration", "100")]);
+    let p = params(&[
+        ("quantiles[]", "0.5"),
+        ("quantiles[]", "0.99"),
+        ("byLabels[]", "path"),
+        ("version", "v1"),
+        ("step", "10"),
+        ("duration", "100"),
+    ]);
     let plan = custom_dashboard_plan(&template(), "bookinfo", "reviews", &p, 1005);
     assert_eq!(plan.queries.len(), 5, "raw + rate + avg + 2 quantiles");
-    let want_matchers = vec![Matcher::eq("namespace", "bookinfo"), Matcher::eq("app", "reviews"), Matcher::eq("version", "v1")];
+    let want_matchers = vec![
+        Matcher::eq("namespace", "bookinfo"),
+        Matcher::eq("app", "reviews"),
+        Matcher::eq("version", "v1"),
+    ];
     for q in &plan.queries {
         assert_eq!(q.matchers.to_vec(), want_matchers);
         assert_eq!(q.group_by, Some(vec!["path".into()].into()).into());
         assert_eq!(q.time, QueryTime::Range { start: 900, end: 1005, step: 10 });
     }
     assert_eq!((plan.queries[0].metric.as_str(), plan.queries[0].func), ("g", RangeFunc::None));
-    assert_eq!((plan.queries[1].metric.as_str(), plan.queries[1].func, plan.queries[1].window_secs), ("c_total", RangeFunc::Rate, 60));
+    assert_eq!(
+        (plan.queries[1].metric.as_str(), plan.queries[1].func, plan.queries[1].window_secs),
+        ("c_total", RangeFunc::Rate, 60)
+    );
     assert_eq!(plan.queries[2].histogram, HistogramStat::Avg);
     assert_eq!(plan.queries[3].histogram, HistogramStat::Quantile(0.5));
     assert_eq!(plan.queries[4].histogram, HistogramStat::Quantile(0.99));
-    assert_eq!(plan.charts[2].data, ChartData::Histogram(vec![("avg".into(), 2), ("0.5".into(), 3), ("0.99".into(), 4)]));
+    assert_eq!(
+        plan.charts[2].data,
+        ChartData::Histogram(vec![("avg".into(), 2), ("0.5".into(), 3), ("0.99".into(), 4)])
+    );
 }
 
 #[test]
@@ -60,7 +81,11 @@ fn irate_no_avg_no_version() {
     assert_eq!(plan.queries.len(), 2, "no histogram statistic asked for");
     assert_eq!((plan.queries[1].func, plan.queries[1].window_secs), (RangeFunc::Irate, 120));
     assert_eq!(plan.queries[0].matchers.len(), 2);
-    assert_eq!(plan.queries[0].group_by.clone().into_option().map(|g| g.len()), Some(0), "plain sum");
+    assert_eq!(
+        plan.queries[0].group_by.clone().into_option().map(|g| g.len()),
+        Some(0),
+        "plain sum"
+    );
     assert_eq!(plan.charts[2].data, ChartData::Histogram(vec![]));
 }
 
@@ -88,7 +113,10 @@ fn results_are_shaped_into_the_dashboard_json() {
     let v = plan.assemble(results).unwrap();
     assert_eq!(v["title"], "My dashboard");
     assert_eq!(v["aggregations"][0], json!({"label": "code", "displayName": "Code"}));
-    assert_eq!(v["charts"][0], json!({"name": "Gauge", "unit": "u", "spans": 4, "metric": {"matrix": [{"metric": {}, "values": [[1000, "0.5"]]}]}}));
+    assert_eq!(
+        v["charts"][0],
+        json!({"name": "Gauge", "unit": "u", "spans": 4, "metric": {"matrix": [{"metric": {}, "values": [[1000, "0.5"]]}]}})
+    );
     assert_eq!(v["charts"][1]["metric"]["matrix"][0]["values"][0][1], "1.5");
     assert_eq!(v["charts"][2]["histogram"]["avg"]["matrix"][0]["values"][0][1], "2.5");
     assert_eq!(v["charts"][2]["histogram"]["0.95"]["matrix"][0]["values"][0][1], "3.5");
@@ -99,16 +127,19 @@ fn results_are_shaped_into_the_dashboard_json() {
 fn a_store_that_is_down_is_a_503_and_other_failures_500() {
     let plan = custom_dashboard_plan(&template(), "ns", "a", &params(&[]), 1000);
     let n = plan.queries.len();
-    let mut r: Vec<Result<QueryResult, PluginError>> = (0..n).map(|_| Ok(QueryResult::default())).collect();
+    let mut r: Vec<Result<QueryResult, PluginError>> =
+        (0..n).map(|_| Ok(QueryResult::default())).collect();
     r[0] = Err(PluginError::internal("bad"));
     r[1] = Err(PluginError::unavailable("connection refused"));
     let e = plan.assemble(r).unwrap_err();
     assert_eq!(e.status(), 503);
     assert!(e.to_string().contains("connection refused"));
-    let mut r: Vec<Result<QueryResult, PluginError>> = (0..n).map(|_| Ok(QueryResult::default())).collect();
+    let mut r: Vec<Result<QueryResult, PluginError>> =
+        (0..n).map(|_| Ok(QueryResult::default())).collect();
     r[2] = Err(PluginError::timeout("deadline"));
     assert_eq!(plan.assemble(r).unwrap_err().status(), 503);
-    let mut r: Vec<Result<QueryResult, PluginError>> = (0..n).map(|_| Ok(QueryResult::default())).collect();
+    let mut r: Vec<Result<QueryResult, PluginError>> =
+        (0..n).map(|_| Ok(QueryResult::default())).collect();
     r[0] = Err(PluginError::internal("boom"));
     assert_eq!(plan.assemble(r).unwrap_err().status(), 500);
 }
@@ -145,19 +176,33 @@ async fn execute_sends_every_query_once_and_concurrently() {
 
 #[test]
 fn the_app_dashboard_is_kialis_fixed_one() {
-    let v: Vec<(String, String)> = vec![("direction".into(), "inbound".into()), ("requestProtocol".into(), "http".into())];
+    let v: Vec<(String, String)> =
+        vec![("direction".into(), "inbound".into()), ("requestProtocol".into(), "http".into())];
     let p = AppParams::parse(&v).unwrap();
     let plan = app_dashboard_plan("bookinfo", "reviews", &p, DurationMetric::Milliseconds, 1000);
     assert_eq!(plan.title, "Inbound Metrics");
     let names: Vec<_> = plan.charts.iter().map(|c| (c.name.as_str(), c.unit.as_str())).collect();
     assert_eq!(
         names,
-        [("Request volume", "ops"), ("Request duration", "s"), ("Request size", "B"), ("Response size", "B"), ("TCP received", "bps"), ("TCP sent", "bps")]
+        [
+            ("Request volume", "ops"),
+            ("Request duration", "s"),
+            ("Request size", "B"),
+            ("Response size", "B"),
+            ("TCP received", "bps"),
+            ("TCP sent", "bps")
+        ]
     );
-    let aggs: Vec<_> = plan.aggregations.iter().map(|a| (a.label.as_str(), a.display_name.as_str())).collect();
+    let aggs: Vec<_> =
+        plan.aggregations.iter().map(|a| (a.label.as_str(), a.display_name.as_str())).collect();
     assert_eq!(
         aggs,
-        [("destination_version", "Local version"), ("source_app", "Remote app"), ("source_version", "Remote version"), ("response_code", "Response code")]
+        [
+            ("destination_version", "Local version"),
+            ("source_app", "Remote app"),
+            ("source_version", "Remote version"),
+            ("response_code", "Response code")
+        ]
     );
     assert_eq!(
         plan.queries[0].matchers.to_vec(),
@@ -170,13 +215,18 @@ fn the_app_dashboard_is_kialis_fixed_one() {
     );
     assert_eq!(plan.queries[1].metric.as_str(), "istio_request_duration_milliseconds");
     assert_eq!(plan.queries.len(), 6, "3 rates + 3 histogram averages");
-    let out = app_dashboard_plan("bookinfo", "reviews", &AppParams::parse(&Vec::new()).unwrap(), DurationMetric::Seconds, 1000);
+    let out = app_dashboard_plan(
+        "bookinfo",
+        "reviews",
+        &AppParams::parse(&Vec::new()).unwrap(),
+        DurationMetric::Seconds,
+        1000,
+    );
     assert_eq!(out.title, "Outbound Metrics");
     assert_eq!(out.charts[1].unit, "s");
     assert_eq!(out.aggregations[0].label, "source_version");
     assert_eq!(out.queries[0].matchers[1], Matcher::eq("source_workload_namespace", "bookinfo"));
 }
-
 
 #[test]
 fn request_durations_of_the_milliseconds_histogram_are_charted_in_seconds() {
@@ -190,11 +240,19 @@ fn request_durations_of_the_milliseconds_histogram_are_charted_in_seconds() {
     .into();
     let plan = custom_dashboard_plan(&t, "ns", "app", &params(&[("quantiles[]", "0.5")]), 1000);
     let units: Vec<_> = plan.charts.iter().map(|c| c.unit.as_str()).collect();
-    assert_eq!(units, ["s", "s", "u", "u"], "only what the milliseconds histogram measures in ms changes unit");
+    assert_eq!(
+        units,
+        ["s", "s", "u", "u"],
+        "only what the milliseconds histogram measures in ms changes unit"
+    );
     let divisors: Vec<f64> = plan.queries.iter().map(duration_divisor).collect();
     // Duration: avg + p50; Time spent; Requests; Seconds: avg + p50.
     assert_eq!(divisors, [1000.0, 1000.0, 1000.0, 1.0, 1.0, 1.0]);
-    let results = plan.queries.iter().map(|_| Ok(QueryResult { series: vec![series(&[], &[(10.0, 25.0)])].into() })).collect();
+    let results = plan
+        .queries
+        .iter()
+        .map(|_| Ok(QueryResult { series: vec![series(&[], &[(10.0, 25.0)])].into() }))
+        .collect();
     let v = plan.assemble(results).unwrap();
     assert_eq!(v["charts"][0]["histogram"]["avg"]["matrix"][0]["values"][0][1], "0.025");
     assert_eq!(v["charts"][0]["histogram"]["0.5"]["matrix"][0]["values"][0][1], "0.025");

@@ -12,7 +12,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use plugin_api::{DashboardTemplate, HistogramStat, Matcher, MetricQuery, PluginError, QueryResult, QueryTime, RangeFunc};
+use plugin_api::{
+    DashboardTemplate, HistogramStat, Matcher, MetricQuery, PluginError, QueryResult, QueryTime,
+    RangeFunc,
+};
 use serde::Serialize;
 
 use crate::templates::TemplateCatalog;
@@ -46,7 +49,9 @@ fn group<'a>(templates: impl IntoIterator<Item = &'a DashboardTemplate>) -> Vec<
         let name = if t.runtime.is_empty() { t.title.as_str() } else { t.runtime.as_str() };
         let r = DashboardRef { template: t.name.to_string(), title: t.title.to_string() };
         match out.iter_mut().find(|x| x.name == name) {
-            Some(x) if !x.dashboard_refs.iter().any(|d| d.template == r.template) => x.dashboard_refs.push(r),
+            Some(x) if !x.dashboard_refs.iter().any(|d| d.template == r.template) => {
+                x.dashboard_refs.push(r)
+            }
             Some(_) => {}
             None => out.push(Runtime { name: name.to_string(), dashboard_refs: vec![r] }),
         }
@@ -74,7 +79,10 @@ pub fn runtimes_from_annotations<'a>(
         .filter_map(|n| {
             let t = lookup(n);
             if t.is_none() {
-                tracing::warn!(template = n, "{RUNTIMES_ANNOTATION} names an unknown dashboard template; skipped");
+                tracing::warn!(
+                    template = n,
+                    "{RUNTIMES_ANNOTATION} names an unknown dashboard template; skipped"
+                );
             }
             t
         })
@@ -83,12 +91,20 @@ pub fn runtimes_from_annotations<'a>(
 }
 
 /// The one discovery query for an app, or `None` when no template can be discovered.
-pub fn discovery_query(templates: &[&DashboardTemplate], namespace: &str, app: &str, time: i64) -> Option<MetricQuery> {
+pub fn discovery_query(
+    templates: &[&DashboardTemplate],
+    namespace: &str,
+    app: &str,
+    time: i64,
+) -> Option<MetricQuery> {
     let mut metrics: Vec<&str> = Vec::new();
     for t in templates {
         let m = t.discover_on.as_str();
         // Names are validated by the providers; anything else would need regex escaping.
-        if !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') && !metrics.contains(&m) {
+        if !m.is_empty()
+            && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            && !metrics.contains(&m)
+        {
             metrics.push(m);
         }
     }
@@ -97,8 +113,12 @@ pub fn discovery_query(templates: &[&DashboardTemplate], namespace: &str, app: &
     }
     Some(MetricQuery {
         metric: "".into(),
-        matchers: vec![Matcher::re("__name__", &metrics.join("|")), Matcher::eq("namespace", namespace), Matcher::eq("app", app)]
-            .into(),
+        matchers: vec![
+            Matcher::re("__name__", &metrics.join("|")),
+            Matcher::eq("namespace", namespace),
+            Matcher::eq("app", app),
+        ]
+        .into(),
         func: RangeFunc::None,
         window_secs: 0,
         group_by: Some(vec!["__name__".into()].into()).into(),
@@ -109,10 +129,21 @@ pub fn discovery_query(templates: &[&DashboardTemplate], namespace: &str, app: &
 
 /// Runtimes of the templates whose revealing metric appears in the discovery result, in
 /// template order.
-pub fn runtimes_from_discovery(templates: &[&DashboardTemplate], result: &QueryResult) -> Vec<Runtime> {
-    let found: Vec<&str> =
-        result.series.iter().filter_map(|s| plugin_api::label_value(&s.labels, "__name__")).collect();
-    group(templates.iter().copied().filter(|t| !t.discover_on.is_empty() && found.contains(&t.discover_on.as_str())))
+pub fn runtimes_from_discovery(
+    templates: &[&DashboardTemplate],
+    result: &QueryResult,
+) -> Vec<Runtime> {
+    let found: Vec<&str> = result
+        .series
+        .iter()
+        .filter_map(|s| plugin_api::label_value(&s.labels, "__name__"))
+        .collect();
+    group(
+        templates
+            .iter()
+            .copied()
+            .filter(|t| !t.discover_on.is_empty() && found.contains(&t.discover_on.as_str())),
+    )
 }
 
 /// (namespace, app) -> when discovered, what was found.
@@ -132,7 +163,9 @@ impl RuntimeCache {
     }
     fn get(&self, ns: &str, app: &str) -> Option<Vec<Runtime>> {
         let g = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        g.get(&(ns.to_string(), app.to_string())).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, r)| r.clone())
+        g.get(&(ns.to_string(), app.to_string()))
+            .filter(|(at, _)| at.elapsed() < self.ttl)
+            .map(|(_, r)| r.clone())
     }
     fn put(&self, ns: &str, app: &str, r: Vec<Runtime>) {
         let mut g = self.entries.lock().unwrap_or_else(|e| e.into_inner());
@@ -163,7 +196,9 @@ where
 {
     let annotations: Vec<&str> = pod_annotations.into_iter().collect();
     if !annotations.is_empty() {
-        return runtimes_from_annotations(annotations, |n| catalog.resolve(n, namespace, mesh_namespace));
+        return runtimes_from_annotations(annotations, |n| {
+            catalog.resolve(n, namespace, mesh_namespace)
+        });
     }
     if let Some(hit) = cache.get(namespace, app) {
         return hit;

@@ -21,7 +21,12 @@ fn catalog() -> TemplateCatalog {
         provider: "builtin".into(),
         tier: ProviderTier::Builtin,
         templates: vec![
-            t("vertx-server", "Vert.x", "Vert.x Server Metrics", "vertx_http_server_requests_total"),
+            t(
+                "vertx-server",
+                "Vert.x",
+                "Vert.x Server Metrics",
+                "vertx_http_server_requests_total",
+            ),
             t("vertx-pool", "Vert.x", "Vert.x Pools Metrics", "vertx_pool_ratio"),
             t("go", "Go", "Go Metrics", "go_goroutines"),
             t("hidden", "", "No runtime", ""),
@@ -33,7 +38,10 @@ fn names(result: &[&str]) -> QueryResult {
     QueryResult {
         series: result
             .iter()
-            .map(|n| Series { labels: vec![Label::new("__name__", *n)].into(), samples: vec![Sample { t: 1.0, v: 1.0 }].into() })
+            .map(|n| Series {
+                labels: vec![Label::new("__name__", *n)].into(),
+                samples: vec![Sample { t: 1.0, v: 1.0 }].into(),
+            })
             .collect(),
     }
 }
@@ -41,7 +49,10 @@ fn names(result: &[&str]) -> QueryResult {
 #[test]
 fn annotations_map_to_runtimes_in_first_seen_order() {
     let c = catalog();
-    let r = runtimes_from_annotations(["go, vertx-pool", "vertx-server,go", "unknown", "hidden"], |n| c.resolve(n, "ns", "mesh"));
+    let r = runtimes_from_annotations(
+        ["go, vertx-pool", "vertx-server,go", "unknown", "hidden"],
+        |n| c.resolve(n, "ns", "mesh"),
+    );
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(
         json,
@@ -64,14 +75,26 @@ fn discovery_is_one_query_for_all_templates() {
     assert_eq!(
         q.matchers.to_vec(),
         vec![
-            Matcher::re("__name__", "vertx_http_server_requests_total|vertx_pool_ratio|go_goroutines"),
+            Matcher::re(
+                "__name__",
+                "vertx_http_server_requests_total|vertx_pool_ratio|go_goroutines"
+            ),
             Matcher::eq("namespace", "bookinfo"),
             Matcher::eq("app", "ratings"),
         ]
     );
     assert_eq!(q.time, QueryTime::Instant(1000));
     let r = runtimes_from_discovery(&visible, &names(&["go_goroutines"]));
-    assert_eq!(r, vec![Runtime { name: "Go".into(), dashboard_refs: vec![DashboardRef { template: "go".into(), title: "Go Metrics".into() }] }]);
+    assert_eq!(
+        r,
+        vec![Runtime {
+            name: "Go".into(),
+            dashboard_refs: vec![DashboardRef {
+                template: "go".into(),
+                title: "Go Metrics".into()
+            }]
+        }]
+    );
     assert!(discovery_query(&[], "ns", "a", 1).is_none());
 }
 

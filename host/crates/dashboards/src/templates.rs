@@ -118,7 +118,8 @@ impl TemplateCatalog {
 
     /// Names an app in `app_ns` can request, sorted (for error messages).
     pub fn names(&self, app_ns: &str, mesh_ns: &str) -> Vec<String> {
-        let mut v: Vec<String> = self.visible(app_ns, mesh_ns).iter().map(|t| t.name.to_string()).collect();
+        let mut v: Vec<String> =
+            self.visible(app_ns, mesh_ns).iter().map(|t| t.name.to_string()).collect();
         v.sort();
         v
     }
@@ -141,26 +142,67 @@ mod tests {
         }
     }
 
-    fn p(provider: &str, tier: ProviderTier, templates: Vec<DashboardTemplate>) -> ProviderTemplates {
+    fn p(
+        provider: &str,
+        tier: ProviderTier,
+        templates: Vec<DashboardTemplate>,
+    ) -> ProviderTemplates {
         ProviderTemplates { provider: provider.into(), tier, templates }
     }
 
     fn catalog() -> TemplateCatalog {
         // Deliberately listed lowest tier first: precedence must not depend on load order.
         TemplateCatalog::new(vec![
-            p("builtin", ProviderTier::Builtin, vec![t("go", "builtin go", ""), t("vertx", "builtin vertx", ""), t("node", "builtin node", "")]),
-            p("folder", ProviderTier::Folder, vec![t("go", "folder go", ""), t("vertx", "folder vertx", ""), t("", "f.toml: broken", "")]),
-            p("monitoring", ProviderTier::Cluster, vec![t("vertx", "mesh vertx", "istio-system"), t("vertx", "app vertx", "bookinfo"), t("go", "other go", "other")]),
+            p(
+                "builtin",
+                ProviderTier::Builtin,
+                vec![
+                    t("go", "builtin go", ""),
+                    t("vertx", "builtin vertx", ""),
+                    t("node", "builtin node", ""),
+                ],
+            ),
+            p(
+                "folder",
+                ProviderTier::Folder,
+                vec![
+                    t("go", "folder go", ""),
+                    t("vertx", "folder vertx", ""),
+                    t("", "f.toml: broken", ""),
+                ],
+            ),
+            p(
+                "monitoring",
+                ProviderTier::Cluster,
+                vec![
+                    t("vertx", "mesh vertx", "istio-system"),
+                    t("vertx", "app vertx", "bookinfo"),
+                    t("go", "other go", "other"),
+                ],
+            ),
         ])
     }
 
     #[test]
     fn app_namespace_then_mesh_then_folder_then_builtin() {
         let c = catalog();
-        assert_eq!(c.resolve("vertx", "bookinfo", "istio-system").unwrap().title.as_str(), "app vertx");
-        assert_eq!(c.resolve("vertx", "shop", "istio-system").unwrap().title.as_str(), "mesh vertx");
-        assert_eq!(c.resolve("go", "bookinfo", "istio-system").unwrap().title.as_str(), "folder go", "other namespaces do not count");
-        assert_eq!(c.resolve("node", "bookinfo", "istio-system").unwrap().title.as_str(), "builtin node");
+        assert_eq!(
+            c.resolve("vertx", "bookinfo", "istio-system").unwrap().title.as_str(),
+            "app vertx"
+        );
+        assert_eq!(
+            c.resolve("vertx", "shop", "istio-system").unwrap().title.as_str(),
+            "mesh vertx"
+        );
+        assert_eq!(
+            c.resolve("go", "bookinfo", "istio-system").unwrap().title.as_str(),
+            "folder go",
+            "other namespaces do not count"
+        );
+        assert_eq!(
+            c.resolve("node", "bookinfo", "istio-system").unwrap().title.as_str(),
+            "builtin node"
+        );
         assert!(c.resolve("nope", "bookinfo", "istio-system").is_none());
         assert!(c.resolve("", "bookinfo", "istio-system").is_none(), "warnings are not templates");
     }
@@ -168,7 +210,8 @@ mod tests {
     #[test]
     fn visible_lists_each_name_once_with_the_winner() {
         let c = catalog();
-        let titles: Vec<_> = c.visible("bookinfo", "istio-system").iter().map(|t| t.title.to_string()).collect();
+        let titles: Vec<_> =
+            c.visible("bookinfo", "istio-system").iter().map(|t| t.title.to_string()).collect();
         assert_eq!(titles, ["app vertx", "folder go", "builtin node"]);
         assert_eq!(c.names("bookinfo", "istio-system"), ["go", "node", "vertx"]);
     }

@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc, label_value};
+use plugin_api::{
+    HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc, label_value,
+};
 use serde::Serialize;
 
 const REQUESTS: &str = "istio_requests_total";
@@ -152,25 +154,46 @@ fn base(matchers: Vec<Matcher>, group_by: &[&str], window_secs: u64, time: i64) 
 fn counted_once(dest: Vec<Matcher>, group_by: &[&str], window: u64, time: i64) -> [MetricQuery; 2] {
     let mut from_source = vec![Matcher::eq("reporter", "source")];
     from_source.extend(dest.iter().cloned());
-    let mut from_unknown = vec![Matcher::eq("reporter", "destination"), Matcher::eq("source_workload", "unknown")];
+    let mut from_unknown =
+        vec![Matcher::eq("reporter", "destination"), Matcher::eq("source_workload", "unknown")];
     from_unknown.extend(dest);
     [base(from_source, group_by, window, time), base(from_unknown, group_by, window, time)]
 }
 
 /// Queries for one object's request health: inbound (two reports), then outbound.
-pub fn target_queries(namespace: &str, target: Target<'_>, window_secs: u64, time: i64) -> Vec<MetricQuery> {
+pub fn target_queries(
+    namespace: &str,
+    target: Target<'_>,
+    window_secs: u64,
+    time: i64,
+) -> Vec<MetricQuery> {
     let by = ["response_code"];
     let (inbound, outbound) = match target {
         Target::App(app) => (
-            vec![Matcher::eq("destination_workload_namespace", namespace), Matcher::eq("destination_app", app)],
-            Some(vec![Matcher::eq("source_workload_namespace", namespace), Matcher::eq("source_app", app)]),
+            vec![
+                Matcher::eq("destination_workload_namespace", namespace),
+                Matcher::eq("destination_app", app),
+            ],
+            Some(vec![
+                Matcher::eq("source_workload_namespace", namespace),
+                Matcher::eq("source_app", app),
+            ]),
         ),
         Target::Workload(w) => (
-            vec![Matcher::eq("destination_workload_namespace", namespace), Matcher::eq("destination_workload", w)],
-            Some(vec![Matcher::eq("source_workload_namespace", namespace), Matcher::eq("source_workload", w)]),
+            vec![
+                Matcher::eq("destination_workload_namespace", namespace),
+                Matcher::eq("destination_workload", w),
+            ],
+            Some(vec![
+                Matcher::eq("source_workload_namespace", namespace),
+                Matcher::eq("source_workload", w),
+            ]),
         ),
         Target::Service(s) => (
-            vec![Matcher::eq("destination_service_namespace", namespace), Matcher::eq("destination_service_name", s)],
+            vec![
+                Matcher::eq("destination_service_namespace", namespace),
+                Matcher::eq("destination_service_name", s),
+            ],
             None,
         ),
     };
@@ -207,7 +230,12 @@ pub fn target_requests(results: &[impl std::borrow::Borrow<QueryResult>]) -> Req
 }
 
 /// The fixed set of queries for a namespace's health, however many objects it holds.
-pub fn namespace_queries(namespace: &str, kind: Kind, window_secs: u64, time: i64) -> Vec<MetricQuery> {
+pub fn namespace_queries(
+    namespace: &str,
+    kind: Kind,
+    window_secs: u64,
+    time: i64,
+) -> Vec<MetricQuery> {
     match kind {
         Kind::Service => counted_once(
             vec![Matcher::eq("destination_service_namespace", namespace)],
@@ -225,7 +253,10 @@ pub fn namespace_queries(namespace: &str, kind: Kind, window_secs: u64, time: i6
             )
             .into();
             qs.push(base(
-                vec![Matcher::eq("reporter", "source"), Matcher::eq("source_workload_namespace", namespace)],
+                vec![
+                    Matcher::eq("reporter", "source"),
+                    Matcher::eq("source_workload_namespace", namespace),
+                ],
                 &["source_app", "source_workload", "response_code"],
                 window_secs,
                 time,
@@ -307,7 +338,14 @@ pub fn namespace_health(
         .into_iter()
         .map(|e| {
             let c = counts.get(&e.name).copied().unwrap_or_default();
-            (e.name, NamespaceEntry { requests: c.ratios(), workload_statuses: e.statuses, workload_status: e.status })
+            (
+                e.name,
+                NamespaceEntry {
+                    requests: c.ratios(),
+                    workload_statuses: e.statuses,
+                    workload_status: e.status,
+                },
+            )
         })
         .collect()
 }
@@ -320,7 +358,13 @@ fn envoy_name(text: &str) -> String {
 
 /// The membership gauges of one service: for each port, inbound healthy/total then
 /// outbound healthy/total (four queries per port).
-pub fn proxy_queries(namespace: &str, service: &str, ports: &[i32], identity_domain: &str, time: i64) -> Vec<MetricQuery> {
+pub fn proxy_queries(
+    namespace: &str,
+    service: &str,
+    ports: &[i32],
+    identity_domain: &str,
+    time: i64,
+) -> Vec<MetricQuery> {
     let mut qs = Vec::new();
     for port in ports {
         for dir in ["inbound", "outbound"] {

@@ -22,13 +22,26 @@ fn an_object_is_counted_from_source_reports_plus_unknown_callers() {
     let qs = target_queries("bookinfo", Target::App("reviews"), 600, 1000);
     assert_eq!(qs.len(), 3);
     let m0 = matcher_text(&qs[0]);
-    assert!(m0.contains(&"reporterEqsource".to_string()) && m0.contains(&"destination_appEqreviews".to_string()));
+    assert!(
+        m0.contains(&"reporterEqsource".to_string())
+            && m0.contains(&"destination_appEqreviews".to_string())
+    );
     let m1 = matcher_text(&qs[1]);
-    assert!(m1.contains(&"reporterEqdestination".to_string()) && m1.contains(&"source_workloadEqunknown".to_string()));
+    assert!(
+        m1.contains(&"reporterEqdestination".to_string())
+            && m1.contains(&"source_workloadEqunknown".to_string())
+    );
     let m2 = matcher_text(&qs[2]);
-    assert!(m2.contains(&"source_appEqreviews".to_string()) && m2.contains(&"reporterEqsource".to_string()));
+    assert!(
+        m2.contains(&"source_appEqreviews".to_string())
+            && m2.contains(&"reporterEqsource".to_string())
+    );
     assert_eq!(qs[0].window_secs, 600);
-    assert_eq!(target_queries("ns", Target::Service("s"), 60, 1).len(), 2, "services have no outbound");
+    assert_eq!(
+        target_queries("ns", Target::Service("s"), 60, 1).len(),
+        2,
+        "services have no outbound"
+    );
 }
 
 #[test]
@@ -37,7 +50,10 @@ fn counts_sum_rates_and_errors_are_4xx_and_5xx() {
     let results = vec![
         result(vec![]),
         result(vec![series(&[("response_code", "500")], 1.6)]),
-        result(vec![series(&[("response_code", "200")], 5.0), series(&[("response_code", "400")], 3.5)]),
+        result(vec![
+            series(&[("response_code", "200")], 5.0),
+            series(&[("response_code", "400")], 3.5),
+        ]),
     ];
     let r = target_requests(&results);
     assert!((r.request_count - 10.1).abs() < 1e-9);
@@ -71,7 +87,10 @@ fn namespace_ratios_follow_kiali_and_idle_objects_get_minus_one() {
     assert_eq!(r.inbound_error_ratio, 1.0);
     assert!((r.outbound_error_ratio - 3.5 / 8.5).abs() < 1e-9);
     let idle = h["idle"].requests;
-    assert_eq!((idle.error_ratio, idle.inbound_error_ratio, idle.outbound_error_ratio), (-1.0, -1.0, -1.0));
+    assert_eq!(
+        (idle.error_ratio, idle.inbound_error_ratio, idle.outbound_error_ratio),
+        (-1.0, -1.0, -1.0)
+    );
     assert!(!h.contains_key("unlisted"));
 }
 
@@ -79,8 +98,14 @@ fn namespace_ratios_follow_kiali_and_idle_objects_get_minus_one() {
 fn proxy_gauges_are_named_like_envoy_and_summed_per_direction() {
     let qs = proxy_queries("bookinfo", "product-page", &[9080, 9443], "svc.cluster.local", 5);
     assert_eq!(qs.len(), 8);
-    assert_eq!(qs[0].metric.as_str(), "envoy_cluster_inbound_9080__product_page_bookinfo_svc_cluster_local_membership_healthy");
-    assert_eq!(qs[3].metric.as_str(), "envoy_cluster_outbound_9080__product_page_bookinfo_svc_cluster_local_membership_total");
+    assert_eq!(
+        qs[0].metric.as_str(),
+        "envoy_cluster_inbound_9080__product_page_bookinfo_svc_cluster_local_membership_healthy"
+    );
+    assert_eq!(
+        qs[3].metric.as_str(),
+        "envoy_cluster_outbound_9080__product_page_bookinfo_svc_cluster_local_membership_total"
+    );
     let results: Vec<QueryResult> = [2.0, 3.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0]
         .iter()
         .map(|v| result(vec![series(&[], *v)]))

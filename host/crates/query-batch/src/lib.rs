@@ -147,7 +147,11 @@ mod tests {
             .map(|q| {
                 let v = q.metric.len() as f64;
                 Arc::new(QueryResult {
-                    series: vec![Series { labels: Vec::new().into(), samples: vec![Sample { t: 0.0, v }].into() }].into(),
+                    series: vec![Series {
+                        labels: Vec::new().into(),
+                        samples: vec![Sample { t: 0.0, v }].into(),
+                    }]
+                    .into(),
                 })
             })
             .collect()
@@ -192,7 +196,11 @@ mod tests {
         assert_eq!(values(answers.get(b)), [2.0], "other owners keep theirs");
         let mut it = taken.into_iter();
         let own = owned(it.next().unwrap());
-        assert_eq!(own.series.as_ptr(), first_series, "the sole holder gets the answer itself, not a copy");
+        assert_eq!(
+            own.series.as_ptr(),
+            first_series,
+            "the sole holder gets the answer itself, not a copy"
+        );
     }
 
     #[test]

@@ -170,15 +170,27 @@ impl Metrics {
             plugin_panics: Family::default(),
             registry: Registry::default(),
         };
-        r.register("api_requests", "API requests answered, by operation id and status code", m.api_requests.clone());
+        r.register(
+            "api_requests",
+            "API requests answered, by operation id and status code",
+            m.api_requests.clone(),
+        );
         r.register_with_unit(
             "api_request_duration",
             "Time to answer an API request, by operation id",
             Unit::Seconds,
             m.api_request_duration.clone(),
         );
-        r.register("api_requests_in_flight", "API requests being answered now", m.api_requests_in_flight.clone());
-        r.register("auth_failures", "Requests refused with 401, by operation id", m.auth_failures.clone());
+        r.register(
+            "api_requests_in_flight",
+            "API requests being answered now",
+            m.api_requests_in_flight.clone(),
+        );
+        r.register(
+            "auth_failures",
+            "Requests refused with 401, by operation id",
+            m.auth_failures.clone(),
+        );
         r.register(
             "backend_queries",
             "Metric queries by backend and outcome (ok, error, timeout, coalesced, cached)",
@@ -190,9 +202,21 @@ impl Metrics {
             Unit::Seconds,
             m.backend_query_duration.clone(),
         );
-        r.register("backend_cache_hits", "Metric queries answered from the answer cache", m.cache_hits.clone());
-        r.register("backend_cache_misses", "Cacheable metric queries not in the answer cache", m.cache_misses.clone());
-        r.register("backend_cache_entries", "Answers held in the answer cache", m.cache_entries.clone());
+        r.register(
+            "backend_cache_hits",
+            "Metric queries answered from the answer cache",
+            m.cache_hits.clone(),
+        );
+        r.register(
+            "backend_cache_misses",
+            "Cacheable metric queries not in the answer cache",
+            m.cache_misses.clone(),
+        );
+        r.register(
+            "backend_cache_entries",
+            "Answers held in the answer cache",
+            m.cache_entries.clone(),
+        );
         r.register_with_unit(
             "backend_cache_size",
             "Estimated size of the answers held in the answer cache",
@@ -207,7 +231,11 @@ impl Metrics {
         );
         r.register("graph_nodes", "Nodes of each answered graph", m.graph_nodes.clone());
         r.register("graph_edges", "Edges of each answered graph", m.graph_edges.clone());
-        r.register("cluster_objects", "Objects in the cluster cache, by kind", m.cluster_objects.clone());
+        r.register(
+            "cluster_objects",
+            "Objects in the cluster cache, by kind",
+            m.cluster_objects.clone(),
+        );
         r.register(
             "cluster_last_sync_timestamp_seconds",
             "Unix time the cluster caches last completed a full list",
@@ -219,20 +247,37 @@ impl Metrics {
             Unit::Seconds,
             m.cluster_rebuild_duration.clone(),
         );
-        r.register("cluster_watch_restarts", "Watches of the cluster caches that failed and restarted, by kind", m.cluster_watch_restarts.clone());
-        r.register("plugin_errors", "Errors returned by plugin components, by component name", m.plugin_errors.clone());
-        r.register("plugin_panics", "Panics caught at the plugin boundary, by component name", m.plugin_panics.clone());
+        r.register(
+            "cluster_watch_restarts",
+            "Watches of the cluster caches that failed and restarted, by kind",
+            m.cluster_watch_restarts.clone(),
+        );
+        r.register(
+            "plugin_errors",
+            "Errors returned by plugin components, by component name",
+            m.plugin_errors.clone(),
+        );
+        r.register(
+            "plugin_panics",
+            "Panics caught at the plugin boundary, by component name",
+            m.plugin_panics.clone(),
+        );
         r.register(
             "build",
             "The running meshlens build",
-            Info::new(BuildLabels { version: env!("CARGO_PKG_VERSION"), plugin_api: plugin_api::API_VERSION }),
+            Info::new(BuildLabels {
+                version: env!("CARGO_PKG_VERSION"),
+                plugin_api: plugin_api::API_VERSION,
+            }),
         );
         Metrics { registry: r, ..m }
     }
 
     /// Records one backend query outcome.
     pub fn backend_query(&self, backend: &str, outcome: &'static str) {
-        self.backend_queries.get_or_create(&BackendLabels { backend: backend.to_string(), outcome }).inc();
+        self.backend_queries
+            .get_or_create(&BackendLabels { backend: backend.to_string(), outcome })
+            .inc();
     }
 
     /// Records the time of one graph phase.
@@ -250,7 +295,9 @@ impl Metrics {
 
     /// Sets the object count of one kind.
     pub fn cluster_object_count(&self, kind: &str, count: usize) {
-        self.cluster_objects.get_or_create(&KindLabels { kind: kind.to_string() }).set(count as i64);
+        self.cluster_objects
+            .get_or_create(&KindLabels { kind: kind.to_string() })
+            .set(count as i64);
     }
 
     /// Counts a failed (and restarted) watch of one kind.
@@ -281,8 +328,12 @@ mod tests {
     #[test]
     fn names_follow_the_conventions_and_record() {
         let m = metrics();
-        m.api_requests.get_or_create(&RequestLabels { operation: "graphNamespaces", status: 200 }).inc();
-        m.api_request_duration.get_or_create(&OperationLabels { operation: "graphNamespaces" }).observe(0.02);
+        m.api_requests
+            .get_or_create(&RequestLabels { operation: "graphNamespaces", status: 200 })
+            .inc();
+        m.api_request_duration
+            .get_or_create(&OperationLabels { operation: "graphNamespaces" })
+            .observe(0.02);
         m.backend_query("prometheus", "cached");
         m.graph_phase("appender", "deadNode", Duration::from_millis(3));
         let text = encode();

@@ -7,7 +7,9 @@ use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series, label_value};
 
 use appender_support::labels::*;
-use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks_in_order};
+use appender_support::{
+    FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks_in_order,
+};
 
 use crate::options::GraphOptions;
 use crate::plan::{PlannedQuery, TrafficKind, round_value};
@@ -19,16 +21,26 @@ use crate::plan::{PlannedQuery, TrafficKind, round_value};
 /// Reading a series' labels and naming its nodes does not touch the graph, so big results
 /// are resolved on all cores; the graph itself is built on this thread, in result order, as
 /// the resolved chunks come in.
-pub fn build_graph<R: Borrow<QueryResult>>(opts: &GraphOptions, plan: &[PlannedQuery], results: &[R]) -> Graph {
-    let items: Vec<(&PlannedQuery, &Series)> =
-        plan.iter().zip(results).flat_map(|(p, r)| r.borrow().series.iter().map(move |s| (p, s))).collect();
+pub fn build_graph<R: Borrow<QueryResult>>(
+    opts: &GraphOptions,
+    plan: &[PlannedQuery],
+    results: &[R],
+) -> Graph {
+    let items: Vec<(&PlannedQuery, &Series)> = plan
+        .iter()
+        .zip(results)
+        .flat_map(|(p, r)| r.borrow().series.iter().map(move |s| (p, s)))
+        .collect();
     let (graph_type, inject) = (opts.graph_type, opts.inject_service_nodes);
     let mut b = Builder::new(graph_type, items.len());
     map_chunks_in_order(
         &items,
         |_, chunk| {
             let mut ids = Ids::default();
-            let hops: Vec<Resolved<'_>> = chunk.iter().filter_map(|(p, s)| resolve(p, s, graph_type, inject, &mut ids)).collect();
+            let hops: Vec<Resolved<'_>> = chunk
+                .iter()
+                .filter_map(|(p, s)| resolve(p, s, graph_type, inject, &mut ids))
+                .collect();
             (ids.text, hops)
         },
         |(text, hops)| {
@@ -69,9 +81,17 @@ struct Resolved<'a> {
 const ID_HASH: FixedState = FixedState::with_seed(0x6d65_7368_6c65_6e73);
 
 /// Reads one series; `None` when it adds nothing (filtered, no value, or unnamed ends).
-fn resolve<'a>(p: &PlannedQuery, s: &'a Series, graph_type: GraphType, inject: bool, ids: &mut Ids) -> Option<Resolved<'a>> {
+fn resolve<'a>(
+    p: &PlannedQuery,
+    s: &'a Series,
+    graph_type: GraphType,
+    inject: bool,
+    ids: &mut Ids,
+) -> Option<Resolved<'a>> {
     let labels = s.labels.as_slice();
-    if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str())) {
+    if !p.skip_if.is_empty()
+        && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str()))
+    {
         return None;
     }
     let v = s.samples.last().map(|x| round_value(x.v)).filter(|v| v.is_finite())?;
@@ -236,7 +256,8 @@ impl Builder {
                 continue;
             }
             let n = &mut self.graph.nodes[i];
-            let checks = n.node_type == NodeType::Workload || (n.node_type == NodeType::App && self.graph_type == GraphType::VersionedApp);
+            let checks = n.node_type == NodeType::Workload
+                || (n.node_type == NodeType::App && self.graph_type == GraphType::VersionedApp);
             if checks {
                 let mut differ = Vec::new();
                 if n.app.as_str() != k.app {

@@ -40,7 +40,12 @@ fn node_line(out: &mut String, indent: &str, o: &NodeOut<'_>) {
         Some(plugin_api::NodeType::Unknown) => "diamond",
         _ => "ellipse",
     };
-    let _ = writeln!(out, "{indent}{} [label={}, shape={shape}];", quote(o.id.as_str()), quote(&node_label(o)));
+    let _ = writeln!(
+        out,
+        "{indent}{} [label={}, shape={shape}];",
+        quote(o.id.as_str()),
+        quote(&node_label(o))
+    );
 }
 
 impl GraphOutput<'_> {
@@ -48,10 +53,15 @@ impl GraphOutput<'_> {
     /// edges by protocol and rate, boxes as clusters.
     pub fn to_dot(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "digraph {} {{", quote(&format!("meshlens {}", self.graph_type.as_str())));
+        let _ = writeln!(
+            out,
+            "digraph {} {{",
+            quote(&format!("meshlens {}", self.graph_type.as_str()))
+        );
         out.push_str("  rankdir=LR;\n");
         // Members by box, gathered once: a graph can have thousands of boxes.
-        let mut members: appender_support::FastMap<Hash32, Vec<&NodeOut<'_>>> = appender_support::FastMap::default();
+        let mut members: appender_support::FastMap<Hash32, Vec<&NodeOut<'_>>> =
+            appender_support::FastMap::default();
         for n in &self.nodes {
             if let Some(p) = n.parent {
                 members.entry(p).or_default().push(n);
@@ -71,10 +81,23 @@ impl GraphOutput<'_> {
         }
         for e in &self.edges {
             let t = &e.traffic;
-            let rate =
-                t.rates.as_ref().and_then(|r| r.iter().find(|(k, _)| *k == t.protocol).map(|(_, v)| v.to_string())).unwrap_or_default();
-            let label = if t.protocol.is_empty() { String::new() } else { format!("{} {rate}", t.protocol) };
-            let _ = writeln!(out, "  {} -> {} [label={}];", quote(e.source.as_str()), quote(e.target.as_str()), quote(&label));
+            let rate = t
+                .rates
+                .as_ref()
+                .and_then(|r| r.iter().find(|(k, _)| *k == t.protocol).map(|(_, v)| v.to_string()))
+                .unwrap_or_default();
+            let label = if t.protocol.is_empty() {
+                String::new()
+            } else {
+                format!("{} {rate}", t.protocol)
+            };
+            let _ = writeln!(
+                out,
+                "  {} -> {} [label={}];",
+                quote(e.source.as_str()),
+                quote(e.target.as_str()),
+                quote(&label)
+            );
         }
         out.push_str("}\n");
         out

@@ -7,14 +7,27 @@ use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 use crate::options::GraphOptions;
 
 /// The bundled appenders in Kiali's fixed order.
-pub const BUNDLED_APPENDERS: [&str; 7] =
-    ["serviceEntry", "deadNode", "responseTime", "securityPolicy", "unusedNode", "mesh", "sidecarsCheck"];
+pub const BUNDLED_APPENDERS: [&str; 7] = [
+    "serviceEntry",
+    "deadNode",
+    "responseTime",
+    "securityPolicy",
+    "unusedNode",
+    "mesh",
+    "sidecarsCheck",
+];
 
 /// The appenders to run, in order: the bundled ones in Kiali's order, then the others in
 /// `configured` order (`plugins.appenders`), then any other registered one by name.
 /// `requested` is the `appenders` parameter (`None` = all registered).
-pub fn appender_run_order(requested: Option<&[String]>, registered: &[String], configured: &[String]) -> Vec<String> {
-    let wanted = |n: &str| registered.iter().any(|r| r == n) && requested.is_none_or(|req| req.iter().any(|r| r == n));
+pub fn appender_run_order(
+    requested: Option<&[String]>,
+    registered: &[String],
+    configured: &[String],
+) -> Vec<String> {
+    let wanted = |n: &str| {
+        registered.iter().any(|r| r == n) && requested.is_none_or(|req| req.iter().any(|r| r == n))
+    };
     let mut out: Vec<String> = Vec::new();
     let push = |n: &str, out: &mut Vec<String>| {
         if wanted(n) && !out.iter().any(|o| o == n) {
@@ -54,9 +67,13 @@ pub fn finish(opts: &GraphOptions, graph: &mut Graph, accessible: &dyn Fn(&str) 
         }
     }
     for (n, (has_out, has_in)) in graph.nodes.iter_mut().zip(root) {
-        if n.node_type == NodeType::Unknown || (n.node_type == NodeType::Service && !n.is_service_entry.is_empty()) {
+        if n.node_type == NodeType::Unknown
+            || (n.node_type == NodeType::Service && !n.is_service_entry.is_empty())
+        {
             n.is_inaccessible = true;
-        } else if n.namespace.as_str() != appender_support::UNKNOWN && !requested.contains(n.namespace.as_str()) {
+        } else if n.namespace.as_str() != appender_support::UNKNOWN
+            && !requested.contains(n.namespace.as_str())
+        {
             n.is_outside = true;
             if !accessible(n.namespace.as_str()) {
                 n.is_inaccessible = true;
@@ -91,7 +108,8 @@ pub fn names_only(graph: &mut Graph, hidden: &dyn Fn(&str) -> bool) {
 /// Keeps service nodes and root non-service nodes; a service node's edges to workloads are
 /// replaced by those workloads' edges to services (summed per destination and protocol).
 fn reduce_to_services(graph: &mut Graph) {
-    let kind: FastMap<String, (NodeType, bool)> = graph.nodes.iter().map(|n| (n.id.to_string(), (n.node_type, n.is_root))).collect();
+    let kind: FastMap<String, (NodeType, bool)> =
+        graph.nodes.iter().map(|n| (n.id.to_string(), (n.node_type, n.is_root))).collect();
     let is_service = |id: &str| kind.get(id).is_some_and(|(t, _)| *t == NodeType::Service);
     let keep = |id: &str| kind.get(id).is_some_and(|(t, root)| *t == NodeType::Service || *root);
     let mut out_edges: FastMap<String, Vec<usize>> = FastMap::new();
@@ -161,7 +179,10 @@ mod tests {
         let order = appender_run_order(None, &registered, &s(&["extra1", "extra2"]));
         assert_eq!(order, s(&["serviceEntry", "deadNode", "mesh", "extra1", "extra2", "zzz"]));
         let req = s(&["extra2", "mesh"]);
-        assert_eq!(appender_run_order(Some(&req), &registered, &s(&["extra1", "extra2"])), s(&["mesh", "extra2"]));
+        assert_eq!(
+            appender_run_order(Some(&req), &registered, &s(&["extra1", "extra2"])),
+            s(&["mesh", "extra2"])
+        );
         assert!(appender_run_order(Some(&[]), &registered, &[]).is_empty());
     }
 }

@@ -143,7 +143,11 @@ mod tests {
             for d in 0..=3u8 {
                 let f = Fixed { value: v, decimals: d };
                 assert_eq!(f.to_string(), slow(v, d), "{v:e} with {d} decimals");
-                assert_eq!(serde_json::to_string(&f).unwrap(), format!("\"{}\"", slow(v, d)), "{v:e}");
+                assert_eq!(
+                    serde_json::to_string(&f).unwrap(),
+                    format!("\"{}\"", slow(v, d)),
+                    "{v:e}"
+                );
             }
         }
     }

@@ -93,7 +93,14 @@ impl Pretty {
             self.out.extend_from_slice(&bytes[start..i]);
             if esc.is_empty() {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                self.out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+                self.out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 15)],
+                ]);
             } else {
                 self.out.extend_from_slice(esc);
             }
@@ -178,7 +185,11 @@ impl Pretty {
         let depth = self.depth;
         let parts = map_chunks(items, |start, chunk| {
             // A chunk after the first starts with the separator, as if written in one go.
-            let mut w = Pretty { out: Vec::with_capacity(ELEMENT_BYTES * chunk.len()), depth, first: start == 0 };
+            let mut w = Pretty {
+                out: Vec::with_capacity(ELEMENT_BYTES * chunk.len()),
+                depth,
+                first: start == 0,
+            };
             for item in chunk {
                 w.member();
                 w.element(|w| write(w, item));
@@ -213,7 +224,12 @@ impl Pretty {
             self.flag("isInaccessible", b.is_inaccessible);
             self.flag("isOutside", b.is_outside);
         } else if let Some(n) = o.node {
-            for (k, v) in [("workload", &n.workload), ("app", &n.app), ("version", &n.version), ("service", &n.service)] {
+            for (k, v) in [
+                ("workload", &n.workload),
+                ("app", &n.app),
+                ("version", &n.version),
+                ("service", &n.service),
+            ] {
                 if !v.is_empty() {
                     self.key_string(k, v.as_str());
                 }

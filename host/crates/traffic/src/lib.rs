@@ -20,12 +20,16 @@ mod options;
 mod output;
 mod plan;
 
-pub use build::build_graph;
 pub use appender_support::UNKNOWN;
+pub use build::build_graph;
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};
-pub use options::{DurationHistogram, GraphFormat, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError};
+pub use options::{
+    DurationHistogram, GraphFormat, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError,
+};
 pub use output::{GraphOutput, md5_hex};
-pub use plan::{PlannedQuery, TrafficKind, round_results, round_value, traffic_plan, traffic_queries};
+pub use plan::{
+    PlannedQuery, TrafficKind, round_results, round_value, traffic_plan, traffic_queries,
+};
 
 #[cfg(test)]
 mod tests;

@@ -69,7 +69,10 @@ fn compress(state: &mut [Lanes; 4], m: &[Lanes; 16]) {
     macro_rules! step {
         ($f:ident, $a:ident, $b:ident, $c:ident, $d:ident, $g:expr, $s:expr, $k:expr) => {
             for l in 0..LANES {
-                let x = $f($b[l], $c[l], $d[l]).wrapping_add($a[l]).wrapping_add($k).wrapping_add(m[$g][l]);
+                let x = $f($b[l], $c[l], $d[l])
+                    .wrapping_add($a[l])
+                    .wrapping_add($k)
+                    .wrapping_add(m[$g][l]);
                 $a[l] = $b[l].wrapping_add(x.rotate_left($s));
             }
         };
@@ -168,7 +171,8 @@ mod tests {
     fn mixed_lengths_in_one_batch_each_get_their_own_digest() {
         let data: Vec<u8> = (0..300u32).map(|i| (i * 13 + 1) as u8).collect();
         for first in [0, 1, 55, 56, 63, 64, 70, 119, 120, 250] {
-            let msgs: Vec<&[u8]> = (0..LANES).map(|l| &data[l..l + (first + 29 * l) % 290]).collect();
+            let msgs: Vec<&[u8]> =
+                (0..LANES).map(|l| &data[l..l + (first + 29 * l) % 290]).collect();
             let want: Vec<[u8; 16]> = msgs.iter().map(|m| reference(m)).collect();
             assert_eq!(digests(&msgs), want, "first length {first}");
         }
@@ -184,4 +188,3 @@ mod tests {
         assert_eq!(hex(got[2]), "f96b697d7cb7938d525a2f31aaf161d0");
     }
 }
-

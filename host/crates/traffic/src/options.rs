@@ -223,7 +223,12 @@ impl GraphOptions {
         let namespaces = match &target {
             GraphTarget::Namespaces => {
                 let mut out: Vec<String> = Vec::new();
-                for ns in query("namespaces").unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                for ns in query("namespaces")
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                {
                     if !out.iter().any(|n| n == ns) {
                         out.push(ns.to_string());
                     }
@@ -282,13 +287,19 @@ impl GraphOptions {
         let duration_secs = match query("duration") {
             None => 600,
             Some(v) => parse_duration(&v).ok_or_else(|| {
-                OptionsError::new("duration", "Invalid duration: expected a duration such as 600s, 10m or 1h".to_string())
+                OptionsError::new(
+                    "duration",
+                    "Invalid duration: expected a duration such as 600s, 10m or 1h".to_string(),
+                )
             })?,
         };
         let query_time = match query("queryTime") {
             None => now,
             Some(v) => v.trim().parse::<i64>().ok().filter(|t| *t > 0).ok_or_else(|| {
-                OptionsError::new("queryTime", "Invalid queryTime: expected Unix time in seconds".to_string())
+                OptionsError::new(
+                    "queryTime",
+                    "Invalid queryTime: expected Unix time in seconds".to_string(),
+                )
             })?,
         };
         let appenders = match query("appenders") {
@@ -301,7 +312,10 @@ impl GraphOptions {
                         known.sort();
                         return Err(OptionsError::new(
                             "appenders",
-                            format!("Invalid appender in appenders: allowed values are {}", known.join(", ")),
+                            format!(
+                                "Invalid appender in appenders: allowed values are {}",
+                                known.join(", ")
+                            ),
                         ));
                     }
                     if !list.iter().any(|n| n == name) {
@@ -380,9 +394,16 @@ mod tests {
     use std::collections::HashMap;
 
     fn parse(target: GraphTarget, q: &[(&str, &str)]) -> Result<GraphOptions, OptionsError> {
-        let m: HashMap<String, String> = q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> =
+            q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let known: Vec<String> = crate::BUNDLED_APPENDERS.iter().map(|s| s.to_string()).collect();
-        GraphOptions::parse(target, |k| m.get(k).cloned(), 1_700_000_000, &known, &GraphSettings::default())
+        GraphOptions::parse(
+            target,
+            |k| m.get(k).cloned(),
+            1_700_000_000,
+            &known,
+            &GraphSettings::default(),
+        )
     }
 
     #[test]
@@ -390,15 +411,25 @@ mod tests {
         let o = parse(GraphTarget::Namespaces, &[("namespaces", " a, b ,a,")]).unwrap();
         assert_eq!(o.namespaces, ["a", "b"]);
         assert_eq!(o.graph_type, GraphType::Workload);
-        assert_eq!((o.duration_secs, o.query_time, o.group_by), (600, 1_700_000_000, GroupBy::None));
-        assert_eq!((o.include_mesh, o.inject_service_nodes, o.appenders.clone()), (false, false, None));
+        assert_eq!(
+            (o.duration_secs, o.query_time, o.group_by),
+            (600, 1_700_000_000, GroupBy::None)
+        );
+        assert_eq!(
+            (o.include_mesh, o.inject_service_nodes, o.appenders.clone()),
+            (false, false, None)
+        );
         assert_eq!((o.response_time_quantile, o.format), (0.95, GraphFormat::Json));
     }
 
     #[test]
     fn app_routes_default_and_restrict_the_graph_type() {
         let app = GraphTarget::App { namespace: "ns".into(), app: "a".into() };
-        let ver = GraphTarget::AppVersion { namespace: "ns".into(), app: "a".into(), version: "v1".into() };
+        let ver = GraphTarget::AppVersion {
+            namespace: "ns".into(),
+            app: "a".into(),
+            version: "v1".into(),
+        };
         assert_eq!(parse(app.clone(), &[]).unwrap().graph_type, GraphType::App);
         assert_eq!(parse(ver, &[]).unwrap().graph_type, GraphType::VersionedApp);
         let e = parse(app, &[("graphType", "workload")]).unwrap_err();
@@ -430,10 +461,18 @@ mod tests {
 
     #[test]
     fn service_graphs_force_injection_and_appenders_can_be_emptied() {
-        let o = parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("graphType", "service"), ("appenders", "")]).unwrap();
+        let o = parse(
+            GraphTarget::Namespaces,
+            &[("namespaces", "a"), ("graphType", "service"), ("appenders", "")],
+        )
+        .unwrap();
         assert!(o.inject_service_nodes);
         assert_eq!(o.appenders, Some(vec![]));
-        let o = parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("duration", "1h30m"), ("includeMesh", "T")]).unwrap();
+        let o = parse(
+            GraphTarget::Namespaces,
+            &[("namespaces", "a"), ("duration", "1h30m"), ("includeMesh", "T")],
+        )
+        .unwrap();
         assert_eq!((o.duration_secs, o.include_mesh), (5400, true));
     }
 

@@ -196,7 +196,14 @@ fn node_traffic(n: &Node) -> Vec<Traffic> {
     let r = &n.rates;
     let f = Fixed::rate;
     let entries: [(&'static str, Vec<(&'static str, Fixed)>); 3] = [
-        ("grpc", kept(&[("grpcIn", f(r.grpc_in)), ("grpcInErr", f(r.grpc_in_err)), ("grpcOut", f(r.grpc_out))])),
+        (
+            "grpc",
+            kept(&[
+                ("grpcIn", f(r.grpc_in)),
+                ("grpcInErr", f(r.grpc_in_err)),
+                ("grpcOut", f(r.grpc_out)),
+            ]),
+        ),
         (
             "http",
             kept(&[
@@ -209,7 +216,11 @@ fn node_traffic(n: &Node) -> Vec<Traffic> {
         ),
         ("tcp", kept(&[("tcpIn", f(r.tcp_in)), ("tcpOut", f(r.tcp_out))])),
     ];
-    entries.into_iter().filter(|(_, k)| !k.is_empty()).map(|(protocol, k)| Traffic { protocol, rates: Some(k) }).collect()
+    entries
+        .into_iter()
+        .filter(|(_, k)| !k.is_empty())
+        .map(|(protocol, k)| Traffic { protocol, rates: Some(k) })
+        .collect()
 }
 
 /// Edge traffic; `out_total` is the (http, grpc) total leaving the edge's source node.
@@ -247,11 +258,16 @@ impl<'a> GraphOutput<'a> {
     /// Prepares the response for `graph` (ids, traffic, boxes, order).
     pub fn new(opts: &GraphOptions, graph: &'a Graph) -> Self {
         let index = node_positions(graph);
-        let hashes: Vec<Hash32> = map_chunks(&graph.nodes, |_, c| Hash32::of_each(c.len(), |i, b| b.extend_from_slice(c[i].id.as_bytes()))).concat();
+        let hashes: Vec<Hash32> = map_chunks(&graph.nodes, |_, c| {
+            Hash32::of_each(c.len(), |i, b| b.extend_from_slice(c[i].id.as_bytes()))
+        })
+        .concat();
         // Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
         let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
         let ends: Vec<Option<(usize, usize)>> = map_chunks(&graph.edges, |_, c| {
-            c.iter().map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?))).collect::<Vec<_>>()
+            c.iter()
+                .map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?)))
+                .collect::<Vec<_>>()
         })
         .concat();
         for (e, ends) in graph.edges.iter().zip(&ends) {
@@ -264,18 +280,32 @@ impl<'a> GraphOutput<'a> {
             .nodes
             .iter()
             .zip(&hashes)
-            .map(|(n, &id)| NodeOut { id, parent: None, is_group: "", node: Some(n), box_fields: None, traffic: node_traffic(n) })
+            .map(|(n, &id)| NodeOut {
+                id,
+                parent: None,
+                is_group: "",
+                node: Some(n),
+                box_fields: None,
+                traffic: node_traffic(n),
+            })
             .collect();
         add_boxes(opts, &mut nodes);
         let nodes = sort_nodes(nodes);
         // Edges by source, target and id. Ids are hashed in edge order; the order is then
         // found on positions, and each edge is built once, in place. The first half of each
         // end's hash nearly always decides.
-        let linked: Vec<(usize, usize, usize)> = ends.iter().enumerate().filter_map(|(i, e)| e.map(|(s, t)| (i, s, t))).collect();
+        let linked: Vec<(usize, usize, usize)> =
+            ends.iter().enumerate().filter_map(|(i, e)| e.map(|(s, t)| (i, s, t))).collect();
         let ids: Vec<Hash32> = map_chunks(&linked, |_, c| {
             Hash32::of_each(c.len(), |k, b| {
                 let (i, s, t) = c[k];
-                for part in [hashes[s].as_bytes(), &b"."[..], hashes[t].as_bytes(), b".", graph.edges[i].protocol.as_bytes()] {
+                for part in [
+                    hashes[s].as_bytes(),
+                    &b"."[..],
+                    hashes[t].as_bytes(),
+                    b".",
+                    graph.edges[i].protocol.as_bytes(),
+                ] {
                     b.extend_from_slice(part);
                 }
             })
@@ -284,8 +314,13 @@ impl<'a> GraphOutput<'a> {
         // Ranking the nodes' hashes once lets the edges sort on plain integers: (source
         // rank, target rank, position), then by id among edges with the same ends.
         let rank = hash_ranks(&hashes);
-        let mut order: Vec<u128> =
-            linked.iter().enumerate().map(|(k, &(_, s, t))| (u128::from(rank[s]) << 64) | (u128::from(rank[t]) << 32) | k as u128).collect();
+        let mut order: Vec<u128> = linked
+            .iter()
+            .enumerate()
+            .map(|(k, &(_, s, t))| {
+                (u128::from(rank[s]) << 64) | (u128::from(rank[t]) << 32) | k as u128
+            })
+            .collect();
         order.sort_unstable();
         for same_ends in order.chunk_by_mut(|a, b| a >> 32 == b >> 32) {
             if same_ends.len() > 1 {
@@ -310,7 +345,13 @@ impl<'a> GraphOutput<'a> {
                 .collect::<Vec<_>>()
         })
         .concat();
-        GraphOutput { timestamp: opts.query_time, duration: opts.duration_secs, graph_type: opts.graph_type, nodes, edges }
+        GraphOutput {
+            timestamp: opts.query_time,
+            duration: opts.duration_secs,
+            graph_type: opts.graph_type,
+            nodes,
+            edges,
+        }
     }
 }
 
@@ -337,7 +378,11 @@ fn hash_ranks(hashes: &[Hash32]) -> Vec<u32> {
 /// Keys are computed once and positions sorted, then each item moves once: nodes and
 /// edges are a few hundred bytes, and sorting them in place (with keys recomputed per
 /// comparison) was half of the output time on a graph of 10,000 nodes.
-fn sorted<T, K: Ord>(items: Vec<T>, key: impl Fn(&T) -> K, tie: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+fn sorted<T, K: Ord>(
+    items: Vec<T>,
+    key: impl Fn(&T) -> K,
+    tie: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
     let mut keyed: Vec<(K, usize)> = items.iter().map(&key).zip(0..).collect();
     keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| tie(&items[a.1], &items[b.1])));
     let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
@@ -349,7 +394,10 @@ impl<'a> NodeOut<'a> {
         self.box_fields.as_ref()
     }
     pub(crate) fn namespace(&self) -> &str {
-        self.node.map(|n| n.namespace.as_str()).or(self.box_fields.as_ref().map(|b| b.namespace)).unwrap_or("")
+        self.node
+            .map(|n| n.namespace.as_str())
+            .or(self.box_fields.as_ref().map(|b| b.namespace))
+            .unwrap_or("")
     }
     pub(crate) fn app(&self) -> &str {
         self.node.map(|n| n.app.as_str()).or(self.box_fields.as_ref().map(|b| b.app)).unwrap_or("")
@@ -404,7 +452,9 @@ fn short_name(s: &str) -> u128 {
 
 /// Namespace, boxes first, app, version, service, workload.
 #[allow(clippy::type_complexity)]
-fn sort_key<'a>(n: &NodeOut<'a>) -> (&'a str, std::cmp::Reverse<&'static str>, &'a str, &'a str, &'a str, &'a str) {
+fn sort_key<'a>(
+    n: &NodeOut<'a>,
+) -> (&'a str, std::cmp::Reverse<&'static str>, &'a str, &'a str, &'a str, &'a str) {
     let f = |g: fn(&'a Node) -> &'a str| n.node.map(g).unwrap_or("");
     let (namespace, app) = match (&n.node, &n.box_fields) {
         (Some(x), _) => (x.namespace.as_str(), x.app.as_str()),
@@ -424,11 +474,14 @@ fn sort_key<'a>(n: &NodeOut<'a>) -> (&'a str, std::cmp::Reverse<&'static str>, &
 /// Groups nodes into app boxes (`groupBy=app`, not for service graphs) or version boxes
 /// (`groupBy=version`, versionedApp graphs, app nodes only); buckets of one get no box.
 fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
-    let (is_group, member): (&'static str, fn(&Node) -> bool) = match (opts.group_by, opts.graph_type) {
-        (GroupBy::App, t) if t != GraphType::Service => ("app", |_| true),
-        (GroupBy::Version, GraphType::VersionedApp) => ("version", |n| n.node_type == NodeType::App),
-        _ => return,
-    };
+    let (is_group, member): (&'static str, fn(&Node) -> bool) =
+        match (opts.group_by, opts.graph_type) {
+            (GroupBy::App, t) if t != GraphType::Service => ("app", |_| true),
+            (GroupBy::Version, GraphType::VersionedApp) => {
+                ("version", |n| n.node_type == NodeType::App)
+            }
+            _ => return,
+        };
     // Members grouped by (namespace, app); the order boxes are made in does not matter,
     // the node sort does.
     let mut keyed: Vec<(&'a str, &'a str, usize)> = nodes
@@ -446,7 +499,13 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
         }
         let (namespace, app, _) = group[0];
         let id = Hash32::of(&[b"box_", namespace.as_bytes(), b"_", app.as_bytes()]);
-        let mut bf = BoxFields { namespace, app, has_missing_sc: false, is_inaccessible: false, is_outside: false };
+        let mut bf = BoxFields {
+            namespace,
+            app,
+            has_missing_sc: false,
+            is_inaccessible: false,
+            is_outside: false,
+        };
         for &(_, _, m) in group {
             if let Some(n) = nodes[m].node {
                 bf.has_missing_sc |= n.has_missing_sc;
@@ -457,7 +516,14 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
         for &(_, _, m) in group {
             nodes[m].parent = Some(id);
         }
-        boxes.push(NodeOut { id, parent: None, is_group, node: None, box_fields: Some(bf), traffic: Vec::new() });
+        boxes.push(NodeOut {
+            id,
+            parent: None,
+            is_group,
+            node: None,
+            box_fields: Some(bf),
+            traffic: Vec::new(),
+        });
     }
     // Re-borrow lifetimes: box fields point into the graph, like the nodes do.
     nodes.extend(boxes);
@@ -515,7 +581,12 @@ impl Serialize for NodeData<'_, '_> {
             return m.end();
         }
         let Some(n) = o.node else { return m.end() };
-        for (k, v) in [("workload", &n.workload), ("app", &n.app), ("version", &n.version), ("service", &n.service)] {
+        for (k, v) in [
+            ("workload", &n.workload),
+            ("app", &n.app),
+            ("version", &n.version),
+            ("service", &n.service),
+        ] {
             if !v.is_empty() {
                 m.serialize_entry(k, v.as_str())?;
             }

@@ -79,7 +79,9 @@ fn from_unknown() -> Matcher {
 /// The traffic queries of a graph request, with how to read them.
 pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
     let ns = &opts.namespaces;
-    let mesh_filter = || -> Option<Matcher> { opts.excludes_mesh().then(|| Matcher::ne(DST_SVC_NS, &opts.settings.mesh_namespace)) };
+    let mesh_filter = || -> Option<Matcher> {
+        opts.excludes_mesh().then(|| Matcher::ne(DST_SVC_NS, &opts.settings.mesh_namespace))
+    };
     let mut plan = Vec::new();
     for kind in [TrafficKind::Requests, TrafficKind::TcpBytes] {
         match &opts.target {
@@ -91,7 +93,12 @@ pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
                 plan.push(query(
                     opts,
                     kind,
-                    vec![src(), ns_not_in(SRC_NS, ns), Matcher::ne(SRC_WL, UNKNOWN), ns_in(DST_SVC_NS, ns)],
+                    vec![
+                        src(),
+                        ns_not_in(SRC_NS, ns),
+                        Matcher::ne(SRC_WL, UNKNOWN),
+                        ns_in(DST_SVC_NS, ns),
+                    ],
                 ));
                 let mut inside = vec![src(), ns_in(SRC_NS, ns)];
                 inside.extend(mesh_filter());
@@ -113,10 +120,16 @@ pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
                 node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
             }
             GraphTarget::AppVersion { namespace, app, version } => {
-                let inbound =
-                    vec![(DST_SVC_NS, namespace.as_str()), (DST_APP, app.as_str()), (DST_VER, version.as_str())];
-                let outbound =
-                    vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_APP, app), Matcher::eq(SRC_VER, version)];
+                let inbound = vec![
+                    (DST_SVC_NS, namespace.as_str()),
+                    (DST_APP, app.as_str()),
+                    (DST_VER, version.as_str()),
+                ];
+                let outbound = vec![
+                    Matcher::eq(SRC_NS, namespace),
+                    Matcher::eq(SRC_APP, app),
+                    Matcher::eq(SRC_VER, version),
+                ];
                 node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
             }
         }
@@ -170,34 +183,55 @@ mod tests {
     use std::collections::HashMap;
 
     fn opts(target: GraphTarget, q: &[(&str, &str)]) -> GraphOptions {
-        let m: HashMap<String, String> = q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        GraphOptions::parse(target, |k| m.get(k).cloned(), 100, &[], &GraphSettings::default()).unwrap()
+        let m: HashMap<String, String> =
+            q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        GraphOptions::parse(target, |k| m.get(k).cloned(), 100, &[], &GraphSettings::default())
+            .unwrap()
     }
 
     #[test]
     fn the_number_of_queries_does_not_grow_with_namespaces() {
         let one = traffic_queries(&opts(GraphTarget::Namespaces, &[("namespaces", "a")]));
         let many: Vec<String> = (0..200).map(|i| format!("ns{i}")).collect();
-        let two = traffic_queries(&opts(GraphTarget::Namespaces, &[("namespaces", &many.join(","))]));
+        let two =
+            traffic_queries(&opts(GraphTarget::Namespaces, &[("namespaces", &many.join(","))]));
         assert_eq!(one.len(), 6);
         assert_eq!(two.len(), 6);
-        assert!(two[2].matchers.iter().any(|m| m.op == plugin_api::MatchOp::Re && m.value.as_str().starts_with("ns0|ns1|")));
+        assert!(
+            two[2].matchers.iter().any(
+                |m| m.op == plugin_api::MatchOp::Re && m.value.as_str().starts_with("ns0|ns1|")
+            )
+        );
     }
 
     #[test]
     fn mesh_filter_applies_unless_asked_or_requested() {
-        let has_filter = |o: &GraphOptions| traffic_queries(o)[2].matchers.iter().any(|m| m.name.as_str() == DST_SVC_NS);
+        let has_filter = |o: &GraphOptions| {
+            traffic_queries(o)[2].matchers.iter().any(|m| m.name.as_str() == DST_SVC_NS)
+        };
         assert!(has_filter(&opts(GraphTarget::Namespaces, &[("namespaces", "a")])));
-        assert!(!has_filter(&opts(GraphTarget::Namespaces, &[("namespaces", "a"), ("includeMesh", "true")])));
+        assert!(!has_filter(&opts(
+            GraphTarget::Namespaces,
+            &[("namespaces", "a"), ("includeMesh", "true")]
+        )));
         assert!(!has_filter(&opts(GraphTarget::Namespaces, &[("namespaces", "a,istio-system")])));
     }
 
     #[test]
     fn node_graph_outbound_skips_self_calls() {
-        let p = traffic_plan(&opts(GraphTarget::Workload { namespace: "ns".into(), workload: "w".into() }, &[]));
+        let p = traffic_plan(&opts(
+            GraphTarget::Workload { namespace: "ns".into(), workload: "w".into() },
+            &[],
+        ));
         assert_eq!(p.len(), 6);
-        assert_eq!(p[2].skip_if, vec![(DST_WL_NS.to_string(), "ns".to_string()), (DST_WL.to_string(), "w".to_string())]);
-        let p = traffic_plan(&opts(GraphTarget::Service { namespace: "ns".into(), service: "s".into() }, &[]));
+        assert_eq!(
+            p[2].skip_if,
+            vec![(DST_WL_NS.to_string(), "ns".to_string()), (DST_WL.to_string(), "w".to_string())]
+        );
+        let p = traffic_plan(&opts(
+            GraphTarget::Service { namespace: "ns".into(), service: "s".into() },
+            &[],
+        ));
         assert_eq!(p.len(), 4);
     }
 

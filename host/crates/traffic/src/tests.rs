@@ -11,7 +11,14 @@ use crate::*;
 const NS: &str = "bookinfo";
 
 #[allow(clippy::too_many_arguments)]
-fn s(src: (&str, &str, &str, &str), dst: (&str, &str, &str, &str, &str), proto: &str, code: &str, grpc: Option<&str>, v: f64) -> Series {
+fn s(
+    src: (&str, &str, &str, &str),
+    dst: (&str, &str, &str, &str, &str),
+    proto: &str,
+    code: &str,
+    grpc: Option<&str>,
+    v: f64,
+) -> Series {
     let mut l = vec![
         ("source_workload_namespace", src.0),
         ("source_workload", src.1),
@@ -31,16 +38,22 @@ fn s(src: (&str, &str, &str, &str), dst: (&str, &str, &str, &str, &str), proto: 
     if let Some(g) = grpc {
         l.push(("grpc_response_status", g));
     }
-    Series { labels: l.into_iter().map(|(n, v)| Label::new(n, v)).collect(), samples: vec![Sample { t: 100.0, v }].into_iter().collect() }
+    Series {
+        labels: l.into_iter().map(|(n, v)| Label::new(n, v)).collect(),
+        samples: vec![Sample { t: 100.0, v }].into_iter().collect(),
+    }
 }
 
-const GW: (&str, &str, &str, &str) = ("istio-system", "istio-ingressgateway", "istio-ingressgateway", "unknown");
+const GW: (&str, &str, &str, &str) =
+    ("istio-system", "istio-ingressgateway", "istio-ingressgateway", "unknown");
 const PP: (&str, &str, &str, &str) = (NS, "productpage-v1", "productpage", "v1");
 const R2: (&str, &str, &str, &str) = (NS, "reviews-v2", "reviews", "v2");
 const R3: (&str, &str, &str, &str) = (NS, "reviews-v3", "reviews", "v3");
 const RA: (&str, &str, &str, &str) = (NS, "ratings-v1", "ratings", "v1");
 
-fn d<'a>(t: &'a (&'static str, String, String, String, String)) -> (&'a str, &'a str, &'a str, &'a str, &'a str) {
+fn d<'a>(
+    t: &'a (&'static str, String, String, String, String),
+) -> (&'a str, &'a str, &'a str, &'a str, &'a str) {
     (t.0, t.1.as_str(), t.2.as_str(), t.3.as_str(), t.4.as_str())
 }
 
@@ -84,8 +97,16 @@ fn bookinfo_results() -> Vec<QueryResult> {
 }
 
 fn options(q: &[(&str, &str)]) -> GraphOptions {
-    let m: HashMap<String, String> = q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    GraphOptions::parse(GraphTarget::Namespaces, |k| m.get(k).cloned(), 1_700_000_000, &[], &GraphSettings::default()).unwrap()
+    let m: HashMap<String, String> =
+        q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    GraphOptions::parse(
+        GraphTarget::Namespaces,
+        |k| m.get(k).cloned(),
+        1_700_000_000,
+        &[],
+        &GraphSettings::default(),
+    )
+    .unwrap()
 }
 
 fn json(q: &[(&str, &str)]) -> Value {
@@ -147,7 +168,10 @@ fn workload_graph_rates_and_percentages() {
         serde_json::json!([{"protocol": "http", "rates": {"httpIn": "10.00", "httpIn5xx": "0.50", "httpOut": "21.00"}}])
     );
     let gw = node(&v, "wl_istio-system_istio-ingressgateway");
-    assert_eq!((gw["isOutside"].as_bool(), gw["isRoot"].as_bool(), gw.get("version")), (Some(true), Some(true), None));
+    assert_eq!(
+        (gw["isOutside"].as_bool(), gw["isRoot"].as_bool(), gw.get("version")),
+        (Some(true), Some(true), None)
+    );
     let details = edge(&v, "wl_bookinfo_productpage-v1", "wl_bookinfo_details-v1");
     assert_eq!(
         details["traffic"],
@@ -170,7 +194,10 @@ fn workload_graph_rates_and_percentages() {
     let tcp = edge(&v, "wl_bookinfo_ratings-v1", "wl_bookinfo_mongodb-v1");
     assert_eq!(tcp["traffic"], serde_json::json!({"protocol": "tcp", "rates": {"tcp": "2000.00"}}));
     let books = node(&v, "svc_bookinfo_api.books.example.com");
-    assert_eq!((books["nodeType"].as_str(), books["service"].as_str()), (Some("service"), Some("api.books.example.com")));
+    assert_eq!(
+        (books["nodeType"].as_str(), books["service"].as_str()),
+        (Some("service"), Some("api.books.example.com"))
+    );
     // Outgoing shares of a node add up to 100.
     let src = md5_hex("wl_bookinfo_productpage-v1");
     let sum: f64 = v["elements"]["edges"]
@@ -178,7 +205,13 @@ fn workload_graph_rates_and_percentages() {
         .unwrap()
         .iter()
         .filter(|e| e["data"]["source"] == src.as_str())
-        .map(|e| e["data"]["traffic"]["rates"]["httpPercentReq"].as_str().unwrap().parse::<f64>().unwrap())
+        .map(|e| {
+            e["data"]["traffic"]["rates"]["httpPercentReq"]
+                .as_str()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        })
         .sum();
     assert!((sum - 100.0).abs() < 0.2, "{sum}");
 }
@@ -186,17 +219,30 @@ fn workload_graph_rates_and_percentages() {
 #[test]
 fn nodes_and_edges_are_sorted() {
     let v = json(&[("groupBy", "app"), ("graphType", "versionedApp")]);
-    let nodes: Vec<&Value> = v["elements"]["nodes"].as_array().unwrap().iter().map(|n| &n["data"]).collect();
+    let nodes: Vec<&Value> =
+        v["elements"]["nodes"].as_array().unwrap().iter().map(|n| &n["data"]).collect();
     let key = |d: &Value| {
         let f = |k: &str| d[k].as_str().unwrap_or("").to_string();
-        (f("namespace"), d["isGroup"].is_null(), f("app"), f("version"), f("service"), f("workload"))
+        (
+            f("namespace"),
+            d["isGroup"].is_null(),
+            f("app"),
+            f("version"),
+            f("service"),
+            f("workload"),
+        )
     };
     assert!(nodes.windows(2).all(|w| key(w[0]) <= key(w[1])));
     let edges: Vec<(String, String)> = v["elements"]["edges"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["data"]["source"].as_str().unwrap().to_string(), e["data"]["target"].as_str().unwrap().to_string()))
+        .map(|e| {
+            (
+                e["data"]["source"].as_str().unwrap().to_string(),
+                e["data"]["target"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     assert!(edges.windows(2).all(|w| w[0] <= w[1]));
 }
@@ -205,7 +251,10 @@ fn nodes_and_edges_are_sorted() {
 fn versioned_app_graph_with_boxes() {
     let v = json(&[("graphType", "versionedApp"), ("groupBy", "app")]);
     let b = node(&v, "box_bookinfo_reviews");
-    assert_eq!((b["isGroup"].as_str(), b["nodeType"].as_str(), b["app"].as_str()), (Some("app"), Some("app"), Some("reviews")));
+    assert_eq!(
+        (b["isGroup"].as_str(), b["nodeType"].as_str(), b["app"].as_str()),
+        (Some("app"), Some("app"), Some("reviews"))
+    );
     for w in ["reviews-v1", "reviews-v2", "reviews-v3"] {
         let n = node(&v, &format!("vapp_bookinfo_{w}"));
         assert_eq!(n["parent"], b["id"]);
@@ -233,23 +282,41 @@ fn injected_service_nodes_carry_both_hops() {
     let hop2 = edge(&v, "svc_bookinfo_reviews", "wl_bookinfo_reviews-v1");
     assert_eq!(hop2["traffic"]["rates"]["httpPercentReq"], "50.0");
     // An external service is already a service node: no second hop.
-    assert!(v["elements"]["nodes"].as_array().unwrap().len() == 14, "9 nodes plus 5 injected services");
+    assert!(
+        v["elements"]["nodes"].as_array().unwrap().len() == 14,
+        "9 nodes plus 5 injected services"
+    );
 }
 
 #[test]
 fn service_graph_is_reduced_to_services_and_roots() {
     let v = json(&[("graphType", "service")]);
-    let types: Vec<&str> = v["elements"]["nodes"].as_array().unwrap().iter().map(|n| n["data"]["nodeType"].as_str().unwrap()).collect();
+    let types: Vec<&str> = v["elements"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["data"]["nodeType"].as_str().unwrap())
+        .collect();
     assert_eq!(types.iter().filter(|t| **t == "service").count(), 6, "{types:?}");
     assert_eq!(types.len(), 7, "plus the root gateway");
     let e = edge(&v, "svc_bookinfo_reviews", "svc_bookinfo_ratings");
     assert_eq!(e["traffic"]["protocol"], "grpc");
-    let shares: Vec<f64> = ["svc_bookinfo_details", "svc_bookinfo_reviews", "svc_bookinfo_api.books.example.com"]
-        .iter()
-        .map(|t| edge(&v, "svc_bookinfo_productpage", t)["traffic"]["rates"]["httpPercentReq"].as_str().unwrap().parse().unwrap())
-        .collect();
+    let shares: Vec<f64> =
+        ["svc_bookinfo_details", "svc_bookinfo_reviews", "svc_bookinfo_api.books.example.com"]
+            .iter()
+            .map(|t| {
+                edge(&v, "svc_bookinfo_productpage", t)["traffic"]["rates"]["httpPercentReq"]
+                    .as_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
     assert_eq!(shares, [47.6, 47.6, 4.8]);
-    assert_eq!(edge(&v, "svc_bookinfo_productpage", "svc_bookinfo_reviews")["traffic"]["rates"]["http"], "10.00");
+    assert_eq!(
+        edge(&v, "svc_bookinfo_productpage", "svc_bookinfo_reviews")["traffic"]["rates"]["http"],
+        "10.00"
+    );
     assert_eq!(v["elements"]["edges"].as_array().unwrap().len(), 7);
 }
 
@@ -261,7 +328,9 @@ fn misconfigured_labels_are_flagged_but_not_for_a_trimmed_unknown_version() {
     let b = ("bookinfo", "b", "b-v1", "b", "unknown");
     let b2 = ("bookinfo", "b", "b-v1", "b2", "v9");
     let mut results = vec![QueryResult::default(); plan.len()];
-    results[2].series = vec![s(a, b, "http", "200", None, 1.0), s(a, b, "http", "500", None, 1.0)].into_iter().collect();
+    results[2].series = vec![s(a, b, "http", "200", None, 1.0), s(a, b, "http", "500", None, 1.0)]
+        .into_iter()
+        .collect();
     let g = build_graph(&o, &plan, &results);
     assert!(g.nodes.iter().all(|n| n.is_misconfigured.is_empty()));
     results[2].series.push(s(a, b2, "http", "200", None, 1.0));
@@ -304,7 +373,12 @@ fn json_writer_matches_serde_byte_for_byte() {
     use plugin_api::Value as V;
     for gt in ["app", "versionedApp", "workload", "service"] {
         for (group, inject) in [("app", "true"), ("version", "false"), ("none", "true")] {
-            let o = options(&[("namespaces", NS), ("graphType", gt), ("groupBy", group), ("injectServiceNodes", inject)]);
+            let o = options(&[
+                ("namespaces", NS),
+                ("graphType", gt),
+                ("groupBy", group),
+                ("injectServiceNodes", inject),
+            ]);
             let plan = traffic_plan(&o);
             let mut results = bookinfo_results();
             round_results(&mut results);
@@ -329,7 +403,10 @@ fn json_writer_matches_serde_byte_for_byte() {
             let direct = String::from_utf8(out.to_json()).unwrap();
             let serde = String::from_utf8(serde_json::to_vec_pretty(&out).unwrap()).unwrap();
             assert_eq!(direct, serde, "graphType={gt} groupBy={group}");
-            assert!(direct.contains("\\u0001") && direct.contains("\\\"uote"), "escapes were exercised");
+            assert!(
+                direct.contains("\\u0001") && direct.contains("\\\"uote"),
+                "escapes were exercised"
+            );
         }
     }
     let o = options(&[("namespaces", NS)]);
@@ -348,21 +425,45 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
         let ns = format!("ns-{n}");
         for w in 0..workloads {
             let (src, dst) = ((w + 1) % workloads, w);
-            let (sw, dw, sa, da) = (format!("w{src}-v1"), format!("w{dst}-v1"), format!("w{src}"), format!("w{dst}"));
-            series.push(s((&ns, &sw, &sa, "v1"), (&ns, &da, &dw, &da, "v1"), "http", "200", None, 1.0 + w as f64));
+            let (sw, dw, sa, da) =
+                (format!("w{src}-v1"), format!("w{dst}-v1"), format!("w{src}"), format!("w{dst}"));
+            series.push(s(
+                (&ns, &sw, &sa, "v1"),
+                (&ns, &da, &dw, &da, "v1"),
+                "http",
+                "200",
+                None,
+                1.0 + w as f64,
+            ));
         }
     }
-    let o = options(&[("namespaces", "ns-0"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
+    let o = options(&[
+        ("namespaces", "ns-0"),
+        ("graphType", "workload"),
+        ("injectServiceNodes", "false"),
+    ]);
     let mut g = requests_graph(&o, series);
     // Series were resolved on several threads: each edge still carries its own series' rate.
     assert_eq!(g.edges.len(), namespaces * workloads);
     for e in g.edges.iter() {
-        let w: f64 = e.target.as_str().rsplit("_w").next().and_then(|t| t.strip_suffix("-v1")).and_then(|t| t.parse().ok()).unwrap();
+        let w: f64 = e
+            .target
+            .as_str()
+            .rsplit("_w")
+            .next()
+            .and_then(|t| t.strip_suffix("-v1"))
+            .and_then(|t| t.parse().ok())
+            .unwrap();
         assert_eq!(e.rates.http, 1.0 + w, "{}", e.target);
     }
     finish(&o, &mut g, &|_| true);
     let out = GraphOutput::new(&o, &g);
-    assert!(out.nodes.len() >= 6000 && out.edges.len() >= 6000, "{} nodes, {} edges", out.nodes.len(), out.edges.len());
+    assert!(
+        out.nodes.len() >= 6000 && out.edges.len() >= 6000,
+        "{} nodes, {} edges",
+        out.nodes.len(),
+        out.edges.len()
+    );
     for n in &out.nodes {
         let node = n.node.expect("no boxes in a workload graph");
         assert_eq!(n.id.as_str(), md5_hex(node.id.as_str()));
@@ -370,10 +471,16 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
     for e in &out.edges {
         assert_eq!(e.source.as_str(), md5_hex(e.edge.source.as_str()));
         assert_eq!(e.target.as_str(), md5_hex(e.edge.target.as_str()));
-        assert_eq!(e.id.as_str(), md5_hex(&format!("{}.{}.{}", e.source, e.target, e.edge.protocol)));
+        assert_eq!(
+            e.id.as_str(),
+            md5_hex(&format!("{}.{}.{}", e.source, e.target, e.edge.protocol))
+        );
     }
     for w in out.edges.windows(2) {
-        assert!((&w[0].source, &w[0].target, &w[0].id) < (&w[1].source, &w[1].target, &w[1].id), "edges sorted by source, target, id");
+        assert!(
+            (&w[0].source, &w[0].target, &w[0].id) < (&w[1].source, &w[1].target, &w[1].id),
+            "edges sorted by source, target, id"
+        );
     }
     assert_eq!(out.to_json(), serde_json::to_vec_pretty(&out).unwrap());
 }
@@ -383,15 +490,30 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
 fn edges_with_the_same_ends_are_ordered_by_id() {
     let src = ("bookinfo", "productpage-v1", "productpage", "v1");
     let dst = ("bookinfo", "reviews", "reviews-v1", "reviews", "v1");
-    let series: RVec<Series> = ["http", "grpc"].iter().map(|p| s(src, dst, p, "200", None, 1.0)).collect();
-    let o = options(&[("namespaces", "bookinfo"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
+    let series: RVec<Series> =
+        ["http", "grpc"].iter().map(|p| s(src, dst, p, "200", None, 1.0)).collect();
+    let o = options(&[
+        ("namespaces", "bookinfo"),
+        ("graphType", "workload"),
+        ("injectServiceNodes", "false"),
+    ]);
     let mut g = requests_graph(&o, series);
     finish(&o, &mut g, &|_| true);
     let out = GraphOutput::new(&o, &g);
-    let got: Vec<(String, &str)> = out.edges.iter().map(|e| (e.id.to_string(), e.edge.protocol.as_str())).collect();
+    let got: Vec<(String, &str)> =
+        out.edges.iter().map(|e| (e.id.to_string(), e.edge.protocol.as_str())).collect();
     let mut want: Vec<(String, &str)> = ["grpc", "http"]
         .iter()
-        .map(|p| (md5_hex(&format!("{}.{}.{p}", md5_hex("wl_bookinfo_productpage-v1"), md5_hex("wl_bookinfo_reviews-v1"))), *p))
+        .map(|p| {
+            (
+                md5_hex(&format!(
+                    "{}.{}.{p}",
+                    md5_hex("wl_bookinfo_productpage-v1"),
+                    md5_hex("wl_bookinfo_reviews-v1")
+                )),
+                *p,
+            )
+        })
         .collect();
     want.sort();
     assert_eq!(got, want);
@@ -402,26 +524,48 @@ fn edges_with_the_same_ends_are_ordered_by_id() {
 #[test]
 fn nodes_sort_by_whole_names_past_a_shared_prefix() {
     let namespaces = ["team-alpha-prod", "team-alpha", "team-alpha-prod-2", "team-alph"];
-    let apps = ["reviews-service-b", "reviews-service", "reviews-service-a", "reviews", "reviews\u{0}x"];
+    let apps =
+        ["reviews-service-b", "reviews-service", "reviews-service-a", "reviews", "reviews\u{0}x"];
     let mut series = RVec::new();
     for ns in namespaces {
         for (i, app) in apps.iter().enumerate() {
             let callee = apps[(i + 1) % apps.len()];
             for ver in ["v10", "v1", "v1-canary"] {
                 let (sw, dw) = (format!("{app}-{ver}"), format!("{callee}-{ver}"));
-                series.push(s((ns, &sw, app, ver), (ns, callee, &dw, callee, ver), "http", "200", None, 1.0));
+                series.push(s(
+                    (ns, &sw, app, ver),
+                    (ns, callee, &dw, callee, ver),
+                    "http",
+                    "200",
+                    None,
+                    1.0,
+                ));
             }
         }
     }
-    let o = options(&[("namespaces", "team-alpha"), ("graphType", "versionedApp"), ("groupBy", "app")]);
+    let o =
+        options(&[("namespaces", "team-alpha"), ("graphType", "versionedApp"), ("groupBy", "app")]);
     let mut g = requests_graph(&o, series);
     finish(&o, &mut g, &|_| true);
     let v: Value = serde_json::from_slice(&GraphOutput::new(&o, &g).to_json()).unwrap();
-    let nodes: Vec<&Value> = v["elements"]["nodes"].as_array().unwrap().iter().map(|n| &n["data"]).collect();
-    assert!(nodes.len() > 60 && nodes.iter().any(|d| d["isGroup"] == "app"), "{} nodes", nodes.len());
+    let nodes: Vec<&Value> =
+        v["elements"]["nodes"].as_array().unwrap().iter().map(|n| &n["data"]).collect();
+    assert!(
+        nodes.len() > 60 && nodes.iter().any(|d| d["isGroup"] == "app"),
+        "{} nodes",
+        nodes.len()
+    );
     let key = |d: &Value| {
         let f = |k: &str| d[k].as_str().unwrap_or("").to_string();
-        (f("namespace"), d["isGroup"].is_null(), f("app"), f("version"), f("service"), f("workload"), f("id"))
+        (
+            f("namespace"),
+            d["isGroup"].is_null(),
+            f("app"),
+            f("version"),
+            f("service"),
+            f("workload"),
+            f("id"),
+        )
     };
     let keys: Vec<_> = nodes.iter().map(|d| key(d)).collect();
     let mut want = keys.clone();
@@ -435,15 +579,22 @@ fn nodes_sort_by_whole_names_past_a_shared_prefix() {
 fn dest_services_are_listed_once_and_a_zero_rate_disagreement_only_flags() {
     let a = ("bookinfo", "a-v1", "a", "v1");
     let to = |svc, ver| ("bookinfo", svc, "b-v1", "b", ver);
-    let o = options(&[("namespaces", "bookinfo"), ("graphType", "workload"), ("injectServiceNodes", "false")]);
-    let g = requests_graph(&o, vec![
-        s(a, to("b", "v1"), "http", "200", None, 1.0),
-        s(a, to("b2", "v1"), "http", "200", None, 1.0),
-        s(a, to("b", "v1"), "http", "500", None, 1.0),
-        s(a, to("b", "v2"), "http", "200", None, 0.0),
-    ]
-    .into_iter()
-    .collect());
+    let o = options(&[
+        ("namespaces", "bookinfo"),
+        ("graphType", "workload"),
+        ("injectServiceNodes", "false"),
+    ]);
+    let g = requests_graph(
+        &o,
+        vec![
+            s(a, to("b", "v1"), "http", "200", None, 1.0),
+            s(a, to("b2", "v1"), "http", "200", None, 1.0),
+            s(a, to("b", "v1"), "http", "500", None, 1.0),
+            s(a, to("b", "v2"), "http", "200", None, 0.0),
+        ]
+        .into_iter()
+        .collect(),
+    );
     let b = g.nodes.iter().find(|n| n.workload.as_str() == "b-v1").unwrap();
     let dests: Vec<&str> = b.dest_services.iter().map(|d| d.as_str()).collect();
     assert_eq!(dests, ["b", "b2"]);

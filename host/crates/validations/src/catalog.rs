@@ -17,7 +17,12 @@ pub struct Rule {
 impl Rule {
     /// A finding of this rule at `path`.
     pub fn at(&self, path: impl Into<String>) -> Check {
-        Check { message: self.message.to_string(), severity: self.severity, path: path.into(), key: self.key }
+        Check {
+            message: self.message.to_string(),
+            severity: self.severity,
+            path: path.into(),
+            key: self.key,
+        }
     }
 }
 
@@ -43,11 +48,17 @@ pub const DR_SUBSET_LABELS: Rule = rule(
     Error,
 );
 /// Gateways sharing a port and host, across namespaces.
-pub const GW_MULTI_MATCH: Rule =
-    rule("gateways.multimatch", "More than one Gateway for the same host port combination", Warning);
+pub const GW_MULTI_MATCH: Rule = rule(
+    "gateways.multimatch",
+    "More than one Gateway for the same host port combination",
+    Warning,
+);
 /// VirtualService naming a Gateway that does not exist.
-pub const VS_NO_GATEWAY: Rule =
-    rule("virtualservices.nogateway", "VirtualService is pointing to a non-existent gateway", Error);
+pub const VS_NO_GATEWAY: Rule = rule(
+    "virtualservices.nogateway",
+    "VirtualService is pointing to a non-existent gateway",
+    Error,
+);
 /// Route destination host that is no Service nor ServiceEntry host.
 pub const VS_HOST_NOT_FOUND: Rule = rule(
     "virtualservices.nohost.hostnotfound",
@@ -61,12 +72,14 @@ pub const VS_INVALID_PROTOCOL: Rule = rule(
     Error,
 );
 /// Weight that is not an integer.
-pub const VS_NUMERIC_WEIGHT: Rule = rule("virtualservices.route.numericweight", "Weight must be a number", Error);
+pub const VS_NUMERIC_WEIGHT: Rule =
+    rule("virtualservices.route.numericweight", "Weight must be a number", Error);
 /// Weight outside 0..=100.
 pub const VS_WEIGHT_RANGE: Rule =
     rule("virtualservices.route.weightrange", "Weight should be between 0 and 100", Error);
 /// Weights of one route not summing to 100.
-pub const VS_WEIGHT_SUM: Rule = rule("virtualservices.route.weightsum", "Weight sum should be 100", Error);
+pub const VS_WEIGHT_SUM: Rule =
+    rule("virtualservices.route.weightsum", "Weight sum should be 100", Error);
 /// Some destinations of a weighted route without weight.
 pub const VS_ALL_WEIGHTS: Rule =
     rule("virtualservices.route.allweightspresent", "All routes should have weight", Warning);
@@ -74,10 +87,14 @@ pub const VS_ALL_WEIGHTS: Rule =
 pub const VS_SINGLE_HOST: Rule =
     rule("virtualservices.singlehost", "More than one Virtual Service for same host", Warning);
 /// Route entry without `destination`.
-pub const VS_DESTINATION_MANDATORY: Rule =
-    rule("virtualservices.subsetpresent.destinationmandatory", "Destination field is mandatory", Error);
+pub const VS_DESTINATION_MANDATORY: Rule = rule(
+    "virtualservices.subsetpresent.destinationmandatory",
+    "Destination field is mandatory",
+    Error,
+);
 /// Route destination subset defined by no DestinationRule.
-pub const VS_SUBSET_NOT_FOUND: Rule = rule("virtualservices.subsetpresent.subsetnotfound", "Subset not found", Warning);
+pub const VS_SUBSET_NOT_FOUND: Rule =
+    rule("virtualservices.subsetpresent.subsetnotfound", "Subset not found", Warning);
 
 /// Every rule, for documentation and tests.
 pub const ALL: [Rule; 14] = [

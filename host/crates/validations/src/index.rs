@@ -52,7 +52,10 @@ impl<'a> Index<'a> {
         }
         for w in &input.workloads {
             if let Some(app) = w.labels.get(idx.app_label) {
-                idx.workloads_by_app.entry((w.namespace.as_str(), app.as_str())).or_default().push(&w.labels);
+                idx.workloads_by_app
+                    .entry((w.namespace.as_str(), app.as_str()))
+                    .or_default()
+                    .push(&w.labels);
             }
         }
         let mut seen_objects = HashSet::new();
@@ -61,7 +64,12 @@ impl<'a> Index<'a> {
             if !seen_objects.insert((o.kind, o.namespace.as_str(), o.name.as_str())) {
                 continue;
             }
-            idx.by_kind_ns.entry(o.kind).or_default().entry(o.namespace.as_str()).or_default().push(o);
+            idx.by_kind_ns
+                .entry(o.kind)
+                .or_default()
+                .entry(o.namespace.as_str())
+                .or_default()
+                .push(o);
             match o.kind {
                 ObjectKind::ServiceEntry => {
                     for h in arr(&o.spec, "hosts").iter().filter_map(Value::as_str) {
@@ -73,20 +81,29 @@ impl<'a> Index<'a> {
                 }
                 ObjectKind::DestinationRule => {
                     if let Some(host) = str_at(&o.spec, "host") {
-                        idx.drs_by_host.entry(idx.host_key(host, &o.namespace)).or_default().push(o);
+                        idx.drs_by_host
+                            .entry(idx.host_key(host, &o.namespace))
+                            .or_default()
+                            .push(o);
                     }
                 }
                 _ => {}
             }
         }
-        let gateways = input.objects.iter().filter(|o| o.kind == ObjectKind::Gateway).chain(&input.gateways);
+        let gateways =
+            input.objects.iter().filter(|o| o.kind == ObjectKind::Gateway).chain(&input.gateways);
         for g in gateways {
             if idx.gateway_names.insert((g.namespace.as_str(), g.name.as_str())) {
                 idx.all_gateways.push(g);
                 // A Gateway known only from the all-namespaces list is still an object of
                 // its namespace.
                 if seen_objects.insert((g.kind, g.namespace.as_str(), g.name.as_str())) {
-                    idx.by_kind_ns.entry(g.kind).or_default().entry(g.namespace.as_str()).or_default().push(g);
+                    idx.by_kind_ns
+                        .entry(g.kind)
+                        .or_default()
+                        .entry(g.namespace.as_str())
+                        .or_default()
+                        .push(g);
                 }
             }
         }
@@ -137,10 +154,11 @@ impl<'a> Index<'a> {
     /// `labels`.
     pub fn has_workload(&self, ns: &str, service: &str, labels: &BTreeMap<String, String>) -> bool {
         let selected_app = self.service(ns, service).and_then(|s| s.selector.get(self.app_label));
-        let apps = std::iter::once(service).chain(selected_app.map(String::as_str).filter(|a| *a != service));
-        apps.filter_map(|app| self.workloads_by_app.get(&(ns, app))).flatten().any(|wl| {
-            labels.iter().all(|(k, v)| wl.get(k) == Some(v))
-        })
+        let apps = std::iter::once(service)
+            .chain(selected_app.map(String::as_str).filter(|a| *a != service));
+        apps.filter_map(|app| self.workloads_by_app.get(&(ns, app)))
+            .flatten()
+            .any(|wl| labels.iter().all(|(k, v)| wl.get(k) == Some(v)))
     }
 }
 

@@ -23,8 +23,8 @@ use plugin_api::mesh::{host_matches_service, parse_host};
 use serde_json::Value;
 
 pub use model::{
-    Check, MeshObject, NamespaceValidations, ObjectKind, ServiceInfo, Severity, TypedMeshValidations, Validation,
-    ValidationInput, WorkloadInfo,
+    Check, MeshObject, NamespaceValidations, ObjectKind, ServiceInfo, Severity,
+    TypedMeshValidations, Validation, ValidationInput, WorkloadInfo,
 };
 
 use checkers::Evaluation;
@@ -63,10 +63,11 @@ pub fn validate_object(
     name: &str,
     input: &ValidationInput,
 ) -> Result<TypedMeshValidations, ValidationError> {
-    let kind = ObjectKind::from_plural(plural_type).ok_or_else(|| ValidationError::UnknownType {
-        given: plural_type.to_string(),
-        known: ObjectKind::known_plurals(),
-    })?;
+    let kind =
+        ObjectKind::from_plural(plural_type).ok_or_else(|| ValidationError::UnknownType {
+            given: plural_type.to_string(),
+            known: ObjectKind::known_plurals(),
+        })?;
     let index = Index::new(input);
     if !index.objects(kind, ns).iter().any(|o| o.name == name) {
         return Err(ValidationError::NotFound(kind.singular()));
@@ -87,26 +88,36 @@ pub fn validate_service(
     }
     let domain = input.identity_domain.as_str();
     // A bare `*` host serves every service; it says nothing about this one in particular.
-    let names = |host: &str, obj_ns: &str| host != "*" && host_matches_service(host, obj_ns, service, ns, domain);
+    let names = |host: &str, obj_ns: &str| {
+        host != "*" && host_matches_service(host, obj_ns, service, ns, domain)
+    };
     let refers = |o: &MeshObject| match o.kind {
-        ObjectKind::DestinationRule => str_at(&o.spec, "host").is_some_and(|h| names(h, &o.namespace)),
+        ObjectKind::DestinationRule => {
+            str_at(&o.spec, "host").is_some_and(|h| names(h, &o.namespace))
+        }
         ObjectKind::VirtualService => {
             arr(&o.spec, "hosts").iter().filter_map(Value::as_str).any(|h| names(h, &o.namespace))
                 || route_destinations(&o.spec).any(|rd| {
-                    rd.entry.get("destination").and_then(|d| str_at(d, "host")).is_some_and(|h| names(h, &o.namespace))
+                    rd.entry
+                        .get("destination")
+                        .and_then(|d| str_at(d, "host"))
+                        .is_some_and(|h| names(h, &o.namespace))
                 })
         }
         _ => false,
     };
     let mut all = Evaluation::run(ns, &index, None);
     for kind in [ObjectKind::DestinationRule, ObjectKind::VirtualService] {
-        let keep: std::collections::HashSet<&str> = index.objects(kind, ns).iter().filter(|o| refers(o)).map(|o| o.name.as_str()).collect();
+        let keep: std::collections::HashSet<&str> =
+            index.objects(kind, ns).iter().filter(|o| refers(o)).map(|o| o.name.as_str()).collect();
         if let Some(by_name) = all.get_mut(kind.singular()) {
             by_name.retain(|name, _| keep.contains(name.as_str()));
         }
     }
     all.retain(|kind, by_name| {
-        !by_name.is_empty() && (kind == ObjectKind::DestinationRule.singular() || kind == ObjectKind::VirtualService.singular())
+        !by_name.is_empty()
+            && (kind == ObjectKind::DestinationRule.singular()
+                || kind == ObjectKind::VirtualService.singular())
     });
     Ok(all)
 }
@@ -115,7 +126,11 @@ pub fn validate_service(
 /// refer to: `ns` itself and the namespaces named by DestinationRule hosts and route
 /// destination hosts. The host loads only these, so one request does not copy the whole
 /// cluster.
-pub fn referenced_namespaces(ns: &str, objects: &[MeshObject], identity_domain: &str) -> BTreeSet<String> {
+pub fn referenced_namespaces(
+    ns: &str,
+    objects: &[MeshObject],
+    identity_domain: &str,
+) -> BTreeSet<String> {
     let mut out = BTreeSet::from([ns.to_string()]);
     let mut add = |host: &str, obj_ns: &str| {
         let p = parse_host(host, obj_ns, identity_domain);

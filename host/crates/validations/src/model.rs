@@ -204,7 +204,12 @@ pub struct Validation {
 impl Validation {
     /// A clean validation (`valid: true`, no checks).
     pub fn clean(kind: ObjectKind, name: &str) -> Self {
-        Validation { name: name.to_string(), object_type: kind.singular().to_string(), valid: true, checks: Vec::new() }
+        Validation {
+            name: name.to_string(),
+            object_type: kind.singular().to_string(),
+            valid: true,
+            checks: Vec::new(),
+        }
     }
 
     /// Adds one finding: an error makes the object invalid.

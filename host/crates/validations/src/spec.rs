@@ -20,7 +20,9 @@ pub(crate) fn labels(v: &Value) -> Option<BTreeMap<String, String>> {
     let map = v.as_object()?;
     Some(
         map.iter()
-            .map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
+            .map(|(k, v)| {
+                (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+            })
             .collect(),
     )
 }
@@ -40,7 +42,12 @@ pub(crate) struct RouteDest<'v> {
 pub(crate) fn route_destinations(spec: &Value) -> impl Iterator<Item = RouteDest<'_>> {
     PROTOCOLS.into_iter().flat_map(move |proto| {
         arr(spec, proto).iter().enumerate().flat_map(move |(r, route)| {
-            arr(route, "route").iter().enumerate().map(move |(d, entry)| RouteDest { proto, r, d, entry })
+            arr(route, "route").iter().enumerate().map(move |(d, entry)| RouteDest {
+                proto,
+                r,
+                d,
+                entry,
+            })
         })
     })
 }

@@ -23,7 +23,10 @@ fn multimatch_fires_on_both_rules_for_one_host_and_subset() {
         assert_checks(&v, &[("destinationrules.multimatch", "spec/host")]);
         assert!(v.valid, "a warning keeps the rule valid");
         assert_eq!(v.checks[0].severity, Severity::Warning);
-        assert_eq!(v.checks[0].message, "More than one DestinationRules for the same host subset combination");
+        assert_eq!(
+            v.checks[0].message,
+            "More than one DestinationRules for the same host subset combination"
+        );
     }
 }
 
@@ -36,7 +39,10 @@ fn multimatch_counts_a_rule_without_subsets_and_a_wildcard_host_as_covering_all(
         dr("reviews-v3", json!({"host": "reviews", "subsets": subsets(&["v3"])})),
     ]);
     for name in ["whole", "v1", "wild", "reviews-v3"] {
-        assert_checks(&validation(&input, DR, name), &[("destinationrules.multimatch", "spec/host")]);
+        assert_checks(
+            &validation(&input, DR, name),
+            &[("destinationrules.multimatch", "spec/host")],
+        );
     }
 }
 
@@ -64,16 +70,33 @@ fn no_matching_workload_fires_for_an_unknown_host() {
 #[test]
 fn no_matching_workload_fires_for_a_service_of_another_namespace() {
     let input = world(vec![dr("elsewhere", json!({"host": "reviews.other.svc.cluster.local"}))]);
-    assert_checks(&validation(&input, DR, "elsewhere"), &[("destinationrules.nodest.matchingworkload", "spec/host")]);
+    assert_checks(
+        &validation(&input, DR, "elsewhere"),
+        &[("destinationrules.nodest.matchingworkload", "spec/host")],
+    );
 }
 
 #[test]
 fn no_matching_workload_near_miss_every_host_form_and_service_entries() {
-    let hosts = ["reviews", "reviews.bookinfo", "reviews.bookinfo.svc", "reviews.bookinfo.svc.cluster.local", "api.books.example.com", "x.wild.example.com", "*", "batch"];
+    let hosts = [
+        "reviews",
+        "reviews.bookinfo",
+        "reviews.bookinfo.svc",
+        "reviews.bookinfo.svc.cluster.local",
+        "api.books.example.com",
+        "x.wild.example.com",
+        "*",
+        "batch",
+    ];
     for host in hosts {
         let mut input = world(vec![
             dr("r", json!({"host": host})),
-            obj(ObjectKind::ServiceEntry, NS, "books", json!({"hosts": ["api.books.example.com", "*.wild.example.com"], "location": "MESH_EXTERNAL"})),
+            obj(
+                ObjectKind::ServiceEntry,
+                NS,
+                "books",
+                json!({"hosts": ["api.books.example.com", "*.wild.example.com"], "location": "MESH_EXTERNAL"}),
+            ),
         ]);
         // A workload whose app has no Service still counts.
         input.workloads.push(meshlens_validations::WorkloadInfo {
@@ -90,7 +113,10 @@ fn no_matching_workload_near_miss_every_host_form_and_service_entries() {
 
 #[test]
 fn subset_labels_fires_for_a_subset_no_workload_carries() {
-    let input = world(vec![dr("reviews", json!({"host": "reviews", "subsets": subsets(&["v1", "v9", "v2"])}))]);
+    let input = world(vec![dr(
+        "reviews",
+        json!({"host": "reviews", "subsets": subsets(&["v1", "v9", "v2"])}),
+    )]);
     let v = validation(&input, DR, "reviews");
     assert_checks(&v, &[("destinationrules.nodest.subsetlabels", "spec/subsets[1]")]);
     assert_eq!(v.checks[0].message, "This subset's labels are not found from any matching host");
@@ -114,5 +140,8 @@ fn subset_labels_must_all_be_on_one_workload_of_that_app() {
         "reviews",
         json!({"host": "reviews", "subsets": [{"name": "x", "labels": {"version": "v1", "app": "productpage"}}]}),
     )]);
-    assert_checks(&validation(&input, DR, "reviews"), &[("destinationrules.nodest.subsetlabels", "spec/subsets[0]")]);
+    assert_checks(
+        &validation(&input, DR, "reviews"),
+        &[("destinationrules.nodest.subsetlabels", "spec/subsets[0]")],
+    );
 }

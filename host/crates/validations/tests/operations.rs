@@ -11,17 +11,34 @@ use serde_json::json;
 fn demo() -> ValidationInput {
     let sub = |v: &str| json!({"name": v, "labels": {"version": v}});
     world(vec![
-        vs("bookinfo", json!({"hosts": ["*"], "gateways": ["bookinfo-gateway"], "http": [{"route": [{"destination": {"host": "productpage", "port": {"number": 9080}}}]}]})),
-        vs("reviews", json!({"hosts": ["reviews"], "http": [{"route": [
+        vs(
+            "bookinfo",
+            json!({"hosts": ["*"], "gateways": ["bookinfo-gateway"], "http": [{"route": [{"destination": {"host": "productpage", "port": {"number": 9080}}}]}]}),
+        ),
+        vs(
+            "reviews",
+            json!({"hosts": ["reviews"], "http": [{"route": [
             {"destination": {"host": "reviews", "subset": "v1"}, "weight": 50},
             {"destination": {"host": "reviews", "subset": "v2"}, "weight": 30},
-            {"destination": {"host": "reviews", "subset": "v3"}, "weight": 20}]}]})),
-        vs("ratings", json!({"hosts": ["ratings"], "http": [{"route": [
+            {"destination": {"host": "reviews", "subset": "v3"}, "weight": 20}]}]}),
+        ),
+        vs(
+            "ratings",
+            json!({"hosts": ["ratings"], "http": [{"route": [
             {"destination": {"host": "ratings", "subset": "v1"}, "weight": 70},
-            {"destination": {"host": "ratings", "subset": "v2"}, "weight": 20}]}]})),
+            {"destination": {"host": "ratings", "subset": "v2"}, "weight": 20}]}]}),
+        ),
         dr("reviews", json!({"host": "reviews", "subsets": [sub("v1"), sub("v2"), sub("v3")]})),
-        dr("ratings", json!({"host": "ratings", "trafficPolicy": {"connectionPool": {"tcp": {"maxConnections": 1}}, "outlierDetection": {"consecutiveErrors": 1}}, "subsets": [sub("v1"), sub("v2")]})),
-        obj(ObjectKind::ServiceEntry, NS, "books-api", json!({"hosts": ["api.books.example.com"], "location": "MESH_EXTERNAL", "ports": [{"number": 80, "name": "http", "protocol": "HTTP"}]})),
+        dr(
+            "ratings",
+            json!({"host": "ratings", "trafficPolicy": {"connectionPool": {"tcp": {"maxConnections": 1}}, "outlierDetection": {"consecutiveErrors": 1}}, "subsets": [sub("v1"), sub("v2")]}),
+        ),
+        obj(
+            ObjectKind::ServiceEntry,
+            NS,
+            "books-api",
+            json!({"hosts": ["api.books.example.com"], "location": "MESH_EXTERNAL", "ports": [{"number": 80, "name": "http", "protocol": "HTTP"}]}),
+        ),
     ])
 }
 
@@ -51,13 +68,20 @@ fn an_empty_namespace_has_an_empty_map() {
 
 #[test]
 fn object_validations_return_only_that_object() {
-    let out = serde_json::to_value(validate_object(NS, "virtualservices", "ratings", &demo()).unwrap()).unwrap();
+    let out =
+        serde_json::to_value(validate_object(NS, "virtualservices", "ratings", &demo()).unwrap())
+            .unwrap();
     assert_eq!(out["virtualservice"]["ratings"]["checks"][0]["path"], "spec/http[0]/route");
     assert_eq!(out.as_object().unwrap().len(), 1);
     assert_eq!(out["virtualservice"].as_object().unwrap().len(), 1);
 
-    let se = serde_json::to_value(validate_object(NS, "serviceentries", "books-api", &demo()).unwrap()).unwrap();
-    assert_eq!(se, json!({"serviceentry": {"books-api": {"name": "books-api", "objectType": "serviceentry", "valid": true, "checks": []}}}));
+    let se =
+        serde_json::to_value(validate_object(NS, "serviceentries", "books-api", &demo()).unwrap())
+            .unwrap();
+    assert_eq!(
+        se,
+        json!({"serviceentry": {"books-api": {"name": "books-api", "objectType": "serviceentry", "valid": true, "checks": []}}})
+    );
 }
 
 #[test]
@@ -65,7 +89,10 @@ fn object_validations_see_group_checks() {
     let mut input = demo();
     input.objects.push(dr("ratings-again", json!({"host": "ratings"})));
     let out = validate_object(NS, "destinationrules", "ratings-again", &input).unwrap();
-    assert_eq!(out["destinationrule"]["ratings-again"].checks[0].key, "destinationrules.multimatch");
+    assert_eq!(
+        out["destinationrule"]["ratings-again"].checks[0].key,
+        "destinationrules.multimatch"
+    );
 }
 
 #[test]
@@ -79,17 +106,27 @@ fn object_validations_errors() {
     assert_eq!(missing, ValidationError::NotFound("virtualservice"));
     assert_eq!(missing.to_string(), "virtualservice not found");
     // The name exists, but as another kind.
-    assert!(matches!(validate_object(NS, "gateways", "ratings", &demo()), Err(ValidationError::NotFound(_))));
-    assert!(matches!(validate_object("other", "virtualservices", "ratings", &demo()), Err(ValidationError::NotFound(_))));
+    assert!(matches!(
+        validate_object(NS, "gateways", "ratings", &demo()),
+        Err(ValidationError::NotFound(_))
+    ));
+    assert!(matches!(
+        validate_object("other", "virtualservices", "ratings", &demo()),
+        Err(ValidationError::NotFound(_))
+    ));
 }
 
 #[test]
 fn service_validations_keep_the_objects_that_refer_to_the_service() {
     let out = validate_service(NS, "ratings", &demo()).unwrap();
-    let names: Vec<(String, Vec<String>)> = out.iter().map(|(t, m)| (t.clone(), m.keys().cloned().collect())).collect();
+    let names: Vec<(String, Vec<String>)> =
+        out.iter().map(|(t, m)| (t.clone(), m.keys().cloned().collect())).collect();
     assert_eq!(
         names,
-        vec![("destinationrule".to_string(), vec!["ratings".to_string()]), ("virtualservice".to_string(), vec!["ratings".to_string()])]
+        vec![
+            ("destinationrule".to_string(), vec!["ratings".to_string()]),
+            ("virtualservice".to_string(), vec!["ratings".to_string()])
+        ]
     );
     assert!(!out["virtualservice"]["ratings"].valid);
 
@@ -98,7 +135,10 @@ fn service_validations_keep_the_objects_that_refer_to_the_service() {
     assert_eq!(pp["virtualservice"].keys().collect::<Vec<_>>(), vec!["bookinfo"]);
     assert!(!pp.contains_key("destinationrule"));
 
-    assert_eq!(validate_service(NS, "nope", &demo()).unwrap_err(), ValidationError::NotFound("service"));
+    assert_eq!(
+        validate_service(NS, "nope", &demo()).unwrap_err(),
+        ValidationError::NotFound("service")
+    );
 }
 
 #[test]
@@ -115,9 +155,18 @@ fn referenced_namespaces_follow_rule_and_route_hosts() {
     let objects = vec![
         dr("a", json!({"host": "reviews.other.svc.cluster.local"})),
         dr("b", json!({"host": "api.books.example.com"})),
-        vs("c", json!({"hosts": ["x"], "http": [{"route": [{"destination": {"host": "ratings.third"}}, {"destination": {"host": "*"}}]}]})),
-        obj(ObjectKind::VirtualService, "elsewhere", "d", json!({"http": [{"route": [{"destination": {"host": "x.fourth"}}]}]})),
+        vs(
+            "c",
+            json!({"hosts": ["x"], "http": [{"route": [{"destination": {"host": "ratings.third"}}, {"destination": {"host": "*"}}]}]}),
+        ),
+        obj(
+            ObjectKind::VirtualService,
+            "elsewhere",
+            "d",
+            json!({"http": [{"route": [{"destination": {"host": "x.fourth"}}]}]}),
+        ),
     ];
-    let got: Vec<String> = referenced_namespaces(NS, &objects, "svc.cluster.local").into_iter().collect();
+    let got: Vec<String> =
+        referenced_namespaces(NS, &objects, "svc.cluster.local").into_iter().collect();
     assert_eq!(got, vec!["bookinfo", "other", "third"]);
 }

@@ -54,9 +54,15 @@ fn nogateway_fires_on_the_first_missing_gateway() {
 #[test]
 fn nogateway_fires_for_a_gateway_of_another_namespace_named_short() {
     // A short name means the VirtualService's own namespace.
-    let mut input = world(vec![vs("v", json!({"hosts": ["reviews"], "gateways": ["edge"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]}))]);
+    let mut input = world(vec![vs(
+        "v",
+        json!({"hosts": ["reviews"], "gateways": ["edge"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]}),
+    )]);
     input.gateways.push(gw("istio-system", "edge", json!({"servers": []})));
-    assert_checks(&validation(&input, VS, "v"), &[("virtualservices.nogateway", "spec/gateways[0]")]);
+    assert_checks(
+        &validation(&input, VS, "v"),
+        &[("virtualservices.nogateway", "spec/gateways[0]")],
+    );
 }
 
 #[test]
@@ -82,7 +88,10 @@ fn hostnotfound_points_at_the_destination_host() {
             ("virtualservices.nohost.hostnotfound", "spec/tcp[0]/route[0]/destination/host"),
         ],
     );
-    assert_eq!(v.checks[0].message, "DestinationWeight on route doesn't have a valid service (host not found)");
+    assert_eq!(
+        v.checks[0].message,
+        "DestinationWeight on route doesn't have a valid service (host not found)"
+    );
 }
 
 #[test]
@@ -103,7 +112,8 @@ fn hostnotfound_near_miss_host_forms_and_service_entry_hosts() {
 
 #[test]
 fn invalidprotocol_fires_without_http_tcp_or_tls() {
-    let v = check_vs(json!({"hosts": ["reviews"]}), &[("virtualservices.nohost.invalidprotocol", "")]);
+    let v =
+        check_vs(json!({"hosts": ["reviews"]}), &[("virtualservices.nohost.invalidprotocol", "")]);
     assert_eq!(v.checks[0].message, "VirtualService doesn't define any valid route protocol");
 }
 
@@ -188,9 +198,18 @@ fn allweightspresent_near_miss_sum_of_one_hundred_with_one_weight_missing_is_val
 #[test]
 fn singlehost_warns_each_vs_without_gateways_sharing_a_host() {
     let input = world(vec![
-        vs("a", json!({"hosts": ["reviews"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]})),
-        vs("b", json!({"hosts": ["reviews.bookinfo.svc.cluster.local"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]})),
-        vs("c", json!({"hosts": ["reviews"], "gateways": ["bookinfo-gateway"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]})),
+        vs(
+            "a",
+            json!({"hosts": ["reviews"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]}),
+        ),
+        vs(
+            "b",
+            json!({"hosts": ["reviews.bookinfo.svc.cluster.local"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]}),
+        ),
+        vs(
+            "c",
+            json!({"hosts": ["reviews"], "gateways": ["bookinfo-gateway"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]}),
+        ),
     ]);
     for name in ["a", "b"] {
         let v = validation(&input, VS, name);
@@ -204,20 +223,38 @@ fn singlehost_warns_each_vs_without_gateways_sharing_a_host() {
 #[test]
 fn singlehost_warns_a_namespace_wildcard_beside_other_hosts() {
     let input = world(vec![
-        vs("all", json!({"hosts": ["*.bookinfo.svc.cluster.local"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]})),
-        vs("ratings", json!({"hosts": ["ratings"], "http": [{"route": [{"destination": {"host": "ratings"}}]}]})),
+        vs(
+            "all",
+            json!({"hosts": ["*.bookinfo.svc.cluster.local"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]}),
+        ),
+        vs(
+            "ratings",
+            json!({"hosts": ["ratings"], "http": [{"route": [{"destination": {"host": "ratings"}}]}]}),
+        ),
     ]);
     for name in ["all", "ratings"] {
-        assert_checks(&validation(&input, VS, name), &[("virtualservices.singlehost", "spec/hosts")]);
+        assert_checks(
+            &validation(&input, VS, name),
+            &[("virtualservices.singlehost", "spec/hosts")],
+        );
     }
 }
 
 #[test]
 fn singlehost_near_miss_distinct_hosts_and_the_gateway_wildcard() {
     let input = world(vec![
-        vs("bookinfo", json!({"hosts": ["*"], "gateways": ["bookinfo-gateway"], "http": [{"route": [{"destination": {"host": "productpage"}}]}]})),
-        vs("reviews", json!({"hosts": ["reviews", "reviews.bookinfo"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]})),
-        vs("ratings", json!({"hosts": ["ratings"], "http": [{"route": [{"destination": {"host": "ratings"}}]}]})),
+        vs(
+            "bookinfo",
+            json!({"hosts": ["*"], "gateways": ["bookinfo-gateway"], "http": [{"route": [{"destination": {"host": "productpage"}}]}]}),
+        ),
+        vs(
+            "reviews",
+            json!({"hosts": ["reviews", "reviews.bookinfo"], "http": [{"route": [{"destination": {"host": "reviews"}}]}]}),
+        ),
+        vs(
+            "ratings",
+            json!({"hosts": ["ratings"], "http": [{"route": [{"destination": {"host": "ratings"}}]}]}),
+        ),
     ]);
     for name in ["bookinfo", "reviews", "ratings"] {
         assert_checks(&validation(&input, VS, name), &[]);
@@ -247,15 +284,27 @@ fn subsetnotfound_warns_on_the_destination() {
 
 #[test]
 fn subsetnotfound_fires_when_the_rule_is_for_another_host() {
-    let input = world(vec![reviews_dr(), vs("v", json!({"hosts": ["ratings"], "tcp": [{"route": [{"destination": {"host": "ratings", "subset": "v1"}}]}]}))]);
-    assert_checks(&validation(&input, VS, "v"), &[("virtualservices.subsetpresent.subsetnotfound", "spec/tcp[0]/route[0]/destination")]);
+    let input = world(vec![
+        reviews_dr(),
+        vs(
+            "v",
+            json!({"hosts": ["ratings"], "tcp": [{"route": [{"destination": {"host": "ratings", "subset": "v1"}}]}]}),
+        ),
+    ]);
+    assert_checks(
+        &validation(&input, VS, "v"),
+        &[("virtualservices.subsetpresent.subsetnotfound", "spec/tcp[0]/route[0]/destination")],
+    );
 }
 
 #[test]
 fn subsetnotfound_near_miss_subset_defined_under_another_host_form() {
     let input = world(vec![
         reviews_dr(),
-        vs("v", json!({"hosts": ["reviews"], "http": [{"route": [{"destination": {"host": "reviews.bookinfo.svc.cluster.local", "subset": "v3"}}]}]})),
+        vs(
+            "v",
+            json!({"hosts": ["reviews"], "http": [{"route": [{"destination": {"host": "reviews.bookinfo.svc.cluster.local", "subset": "v3"}}]}]}),
+        ),
     ]);
     assert_checks(&validation(&input, VS, "v"), &[]);
 }

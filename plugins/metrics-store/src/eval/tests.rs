@@ -156,11 +156,21 @@ fn histogram_quantile_and_average_over_buckets() {
     let mut text = String::new();
     for (le, share) in [("1", 0.5), ("2", 1.0), ("+Inf", 1.0)] {
         text += &(0..21)
-            .map(|i| format!("h_bucket{{a=\"x\",le=\"{le}\"}} {} {}\n", share * (100.0 + 10.0 * i as f64), 1000 + 15 * i))
+            .map(|i| {
+                format!(
+                    "h_bucket{{a=\"x\",le=\"{le}\"}} {} {}\n",
+                    share * (100.0 + 10.0 * i as f64),
+                    1000 + 15 * i
+                )
+            })
             .collect::<String>();
     }
-    text += &(0..21).map(|i| format!("h_sum{{a=\"x\"}} {} {}\n", 150.0 + 15.0 * i as f64, 1000 + 15 * i)).collect::<String>();
-    text += &(0..21).map(|i| format!("h_count{{a=\"x\"}} {} {}\n", 100.0 + 10.0 * i as f64, 1000 + 15 * i)).collect::<String>();
+    text += &(0..21)
+        .map(|i| format!("h_sum{{a=\"x\"}} {} {}\n", 150.0 + 15.0 * i as f64, 1000 + 15 * i))
+        .collect::<String>();
+    text += &(0..21)
+        .map(|i| format!("h_count{{a=\"x\"}} {} {}\n", 100.0 + 10.0 * i as f64, 1000 + 15 * i))
+        .collect::<String>();
     let mut query = q("h", RangeFunc::Rate, 60, 1300);
     query.histogram = HistogramStat::Quantile(0.75);
     query.group_by = RSome(vec!["a".into()].into());

@@ -13,12 +13,18 @@ impl GraphAppender for Degree {
     fn name(&self) -> &str {
         "benchDegree"
     }
-    fn apply(&self, _: &GraphRequest, _: &AppenderData, graph: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        _: &GraphRequest,
+        _: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
         let mut out: HashMap<&str, u32> = HashMap::with_capacity(graph.nodes.len());
         for e in graph.edges.iter() {
             *out.entry(e.source.as_str()).or_insert(0) += 1;
         }
-        let busy: Vec<bool> = graph.nodes.iter().map(|n| out.get(n.id.as_str()).copied().unwrap_or(0) > 2).collect();
+        let busy: Vec<bool> =
+            graph.nodes.iter().map(|n| out.get(n.id.as_str()).copied().unwrap_or(0) > 2).collect();
         for (n, b) in graph.nodes.iter_mut().zip(busy) {
             n.is_root = b;
         }

@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use plugin_api::{
-    AppenderData, AppenderInputs, BackendStatus, ClusterData, DashboardTemplate, Graph, GraphAppender, GraphRequest,
-    MetricQuery, MetricsStore, PluginError, ProviderTier, QueryResult, TemplateSource,
+    AppenderData, AppenderInputs, BackendStatus, ClusterData, DashboardTemplate, Graph,
+    GraphAppender, GraphRequest, MetricQuery, MetricsStore, PluginError, ProviderTier, QueryResult,
+    TemplateSource,
 };
 
 /// Panics in `apply`.

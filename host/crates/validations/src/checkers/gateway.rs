@@ -79,7 +79,8 @@ impl<'a> PortHosts<'a> {
 
     fn collides(&self, e: &Entry<'a>) -> bool {
         let g = e.gateway;
-        let other = |m: &HashMap<&str, TwoIds>, k: &str| m.get(k).is_some_and(|ids| ids.other_than(g));
+        let other =
+            |m: &HashMap<&str, TwoIds>, k: &str| m.get(k).is_some_and(|ids| ids.other_than(g));
         if e.host == "*" {
             return self.all.other_than(g);
         }
@@ -93,7 +94,9 @@ impl<'a> PortHosts<'a> {
                     || other(&self.wild_suffix, s)
                     || dot_suffixes(s).any(|t| other(&self.wild, t))
             }
-            None => other(&self.exact, e.host) || dot_suffixes(e.host).any(|t| other(&self.wild, t)),
+            None => {
+                other(&self.exact, e.host) || dot_suffixes(e.host).any(|t| other(&self.wild, t))
+            }
         }
     }
 }
@@ -109,12 +112,18 @@ fn multi_match(_ns: &str, idx: &Index<'_>, report: &mut dyn FnMut(&MeshObject, C
     let mut ports: HashMap<u64, Vec<Entry<'_>>> = HashMap::new();
     for (gateway, gw) in gateways.iter().enumerate() {
         for (server, def) in arr(&gw.spec, "servers").iter().enumerate() {
-            let Some(port) = def.get("port").and_then(|p| p.get("number")).and_then(|n| n.as_u64()) else {
+            let Some(port) = def.get("port").and_then(|p| p.get("number")).and_then(|n| n.as_u64())
+            else {
                 continue;
             };
             for (host_index, h) in arr(def, "hosts").iter().enumerate() {
                 if let Some(h) = h.as_str() {
-                    ports.entry(port).or_default().push(Entry { gateway, server, host_index, host: host_part(h) });
+                    ports.entry(port).or_default().push(Entry {
+                        gateway,
+                        server,
+                        host_index,
+                        host: host_part(h),
+                    });
                 }
             }
         }
@@ -125,12 +134,20 @@ fn multi_match(_ns: &str, idx: &Index<'_>, report: &mut dyn FnMut(&MeshObject, C
         for e in entries {
             hosts.add(e);
         }
-        found.extend(entries.iter().filter(|e| hosts.collides(e)).map(|e| (e.gateway, e.server, e.host_index)));
+        found.extend(
+            entries
+                .iter()
+                .filter(|e| hosts.collides(e))
+                .map(|e| (e.gateway, e.server, e.host_index)),
+        );
     }
     // Report in document order, whatever the hash order of ports.
     found.sort_unstable();
     for (gateway, server, host_index) in found {
-        report(gateways[gateway], GW_MULTI_MATCH.at(format!("spec/servers[{server}]/hosts[{host_index}]")));
+        report(
+            gateways[gateway],
+            GW_MULTI_MATCH.at(format!("spec/servers[{server}]/hosts[{host_index}]")),
+        );
     }
 }
 

@@ -38,7 +38,11 @@ pub(crate) struct Evaluation<'e, 'i> {
 
 impl<'e, 'i> Evaluation<'e, 'i> {
     /// Validates the objects of `ns`, or only `target` when given.
-    pub fn run(ns: &'e str, index: &'e Index<'i>, target: Option<(ObjectKind, &'e str)>) -> TypedMeshValidations {
+    pub fn run(
+        ns: &'e str,
+        index: &'e Index<'i>,
+        target: Option<(ObjectKind, &'e str)>,
+    ) -> TypedMeshValidations {
         let mut ev = Evaluation { ns, index, target, out: TypedMeshValidations::new() };
         // Every object gets an entry, even when no check fires.
         for kind in ObjectKind::ALL {
@@ -55,7 +59,8 @@ impl<'e, 'i> Evaluation<'e, 'i> {
     }
 
     fn wanted(&self, o: &MeshObject) -> bool {
-        o.namespace == self.ns && self.target.is_none_or(|(kind, name)| o.kind == kind && o.name == name)
+        o.namespace == self.ns
+            && self.target.is_none_or(|(kind, name)| o.kind == kind && o.name == name)
     }
 
     fn entry(&mut self, o: &MeshObject) -> &mut Validation {

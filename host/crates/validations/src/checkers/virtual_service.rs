@@ -31,9 +31,14 @@ fn no_host(vs: &MeshObject, idx: &Index<'_>, out: &mut Vec<Check>) {
         return;
     }
     for rd in route_destinations(&vs.spec) {
-        let Some(host) = rd.entry.get("destination").and_then(|d| str_at(d, "host")) else { continue };
+        let Some(host) = rd.entry.get("destination").and_then(|d| str_at(d, "host")) else {
+            continue;
+        };
         if !host_exists(host, &vs.namespace, idx) {
-            out.push(VS_HOST_NOT_FOUND.at(format!("spec/{}[{}]/route[{}]/destination/host", rd.proto, rd.r, rd.d)));
+            out.push(
+                VS_HOST_NOT_FOUND
+                    .at(format!("spec/{}[{}]/route[{}]/destination/host", rd.proto, rd.r, rd.d)),
+            );
         }
     }
 }
@@ -99,11 +104,16 @@ fn route_weights(vs: &MeshObject, _idx: &Index<'_>, out: &mut Vec<Check>) {
                 match weight_value(w) {
                     Ok(n) => {
                         if !(0..=100).contains(&n) {
-                            out.push(VS_WEIGHT_RANGE.at(format!("spec/{proto}[{r}]/route[{d}]/weight/{n}")));
+                            out.push(
+                                VS_WEIGHT_RANGE
+                                    .at(format!("spec/{proto}[{r}]/route[{d}]/weight/{n}")),
+                            );
                         }
                         sum = sum.saturating_add(n);
                     }
-                    Err(raw) => out.push(VS_NUMERIC_WEIGHT.at(format!("spec/{proto}[{r}]/route[{d}]/weight/{raw}"))),
+                    Err(raw) => out.push(
+                        VS_NUMERIC_WEIGHT.at(format!("spec/{proto}[{r}]/route[{d}]/weight/{raw}")),
+                    ),
                 }
             }
             if count > 0 && sum != 100 {
@@ -121,18 +131,25 @@ fn route_weights(vs: &MeshObject, _idx: &Index<'_>, out: &mut Vec<Check>) {
 fn subset_presence(vs: &MeshObject, idx: &Index<'_>, out: &mut Vec<Check>) {
     for rd in route_destinations(&vs.spec) {
         let Some(dest) = rd.entry.get("destination").filter(|d| !d.is_null()) else {
-            out.push(VS_DESTINATION_MANDATORY.at(format!("spec/{}[{}]/route[{}]", rd.proto, rd.r, rd.d)));
+            out.push(
+                VS_DESTINATION_MANDATORY.at(format!("spec/{}[{}]/route[{}]", rd.proto, rd.r, rd.d)),
+            );
             continue;
         };
-        let (Some(host), Some(subset)) = (str_at(dest, "host"), str_at(dest, "subset")) else { continue };
+        let (Some(host), Some(subset)) = (str_at(dest, "host"), str_at(dest, "subset")) else {
+            continue;
+        };
         let key = idx.host_key(host, &vs.namespace);
         let defined = idx.drs_for(&key).iter().any(|dr| {
-            arr(&dr.spec, "subsets")
-                .iter()
-                .any(|s| str_at(s, "name") == Some(subset) && s.get("labels").is_some_and(Value::is_object))
+            arr(&dr.spec, "subsets").iter().any(|s| {
+                str_at(s, "name") == Some(subset) && s.get("labels").is_some_and(Value::is_object)
+            })
         });
         if !defined {
-            out.push(VS_SUBSET_NOT_FOUND.at(format!("spec/{}[{}]/route[{}]/destination", rd.proto, rd.r, rd.d)));
+            out.push(
+                VS_SUBSET_NOT_FOUND
+                    .at(format!("spec/{}[{}]/route[{}]/destination", rd.proto, rd.r, rd.d)),
+            );
         }
     }
 }
@@ -144,7 +161,11 @@ fn host_group(host: &str, ns: &str, domain: &str) -> (&'static str, String, Stri
         return ("*", "*".into(), "*".into());
     }
     let p = parse_host(host, ns, domain);
-    if p.internal { ("cluster", p.namespace, p.service) } else { ("external", String::new(), p.service) }
+    if p.internal {
+        ("cluster", p.namespace, p.service)
+    } else {
+        ("external", String::new(), p.service)
+    }
 }
 
 /// More than one VirtualService for a host, or a wildcard one beside other hosts of its
