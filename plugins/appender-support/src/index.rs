@@ -5,7 +5,9 @@ use std::hash::{BuildHasher, Hasher};
 use foldhash::fast::FixedState;
 use plugin_api::{Edge, Graph, GraphType, QueryResult, Series};
 
-use crate::{FastMap, HashMapExt, IdBuf, SeriesLabels, map_chunks};
+use par_chunks::map_chunks;
+
+use crate::{FastMap, HashMapExt, IdBuf, SeriesLabels};
 
 /// Node positions in `graph.nodes` by internal id.
 pub fn node_positions(graph: &Graph) -> FastMap<&str, usize> {

@@ -10,11 +10,9 @@ use plugin_api::{GraphRequest, Matcher};
 
 mod ids;
 mod index;
-mod par;
 
 pub use ids::{Hops, IdBuf, NodeRef, SeriesLabels, node_ref};
 pub use index::{EdgeIndex, OnHops, node_positions};
-pub use par::{map_chunks, map_chunks_in_order};
 
 /// Hash maps and sets for node ids and label values: graph code hashes tens of thousands
 /// of short strings per request, and SipHash was a tenth of the time. foldhash is seeded

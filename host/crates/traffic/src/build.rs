@@ -7,9 +7,8 @@ use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series, label_value};
 
 use appender_support::labels::*;
-use appender_support::{
-    FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, map_chunks_in_order,
-};
+use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels};
+use par_chunks::map_chunks_in_order;
 
 use crate::options::GraphOptions;
 use crate::plan::{PlannedQuery, TrafficKind, round_value};

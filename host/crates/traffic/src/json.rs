@@ -11,7 +11,7 @@ use plugin_api::Value;
 
 use crate::fixed::Fixed;
 use crate::output::{EdgeOut, GraphOutput, Hash32, NodeOut, RESERVED, Traffic};
-use appender_support::map_chunks;
+use par_chunks::map_chunks;
 
 /// A pretty JSON writer with 2-space indents, the layout of serde_json's `PrettyFormatter`.
 struct Pretty {

@@ -5,7 +5,8 @@ use std::fmt;
 use md5::{Digest, Md5};
 use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
 
-use appender_support::{FastMap, map_chunks, node_positions};
+use appender_support::{FastMap, node_positions};
+use par_chunks::map_chunks;
 use plugin_api::{Edge, Graph, GraphType, Node, NodeType, Value};
 
 use crate::fixed::Fixed;

@@ -3,6 +3,8 @@
 //! Matching series to edges, hashing ids and writing JSON are per element and independent;
 //! on a graph of 40,000 elements they were most of the request. Small inputs stay on the
 //! calling thread. No async runtime is involved: these are scoped OS threads.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
