@@ -11,7 +11,7 @@ use std::{
 
 use abi_stable::{
     library::{LibraryError, lib_header_from_path},
-    std_types::{RResult, RString},
+    std_types::{RResult, RStr, RString},
 };
 use plugin_api::{
     AppenderBox, DashboardProviderBox, MetricsBackendBox, PluginError, PluginMod_Ref,
@@ -127,6 +127,14 @@ impl Registry {
             );
             return Ok(());
         }
+        // Before anything runs inside the library, so its start-up logs reach us too.
+        if let Some(set_log_sink) = module.set_log_sink() {
+            let max_level = tracing::level_filters::LevelFilter::current()
+                .into_level()
+                .map(|l| plugin_api::log::level_number(&l))
+                .unwrap_or(0);
+            set_log_sink(plugin_api::log::LogSink { max_level, log: plugin_log });
+        }
         let components = match (module.components())() {
             RResult::ROk(c) => c,
             RResult::RErr(e) => {
@@ -213,6 +221,20 @@ impl Registry {
                 .collect(),
         }
     }
+}
+
+/// The host's end of a plugin's log: one host log line (target `meshlens::plugin`) naming
+/// the plugin and the target inside it.
+extern "C" fn plugin_log(plugin: RStr<'_>, level: u8, target: RStr<'_>, message: RStr<'_>) {
+    let (plugin, plugin_target, message) = (plugin.as_str(), target.as_str(), message.as_str());
+    // A panic must not unwind into the plugin's frames across the C ABI.
+    let _ = std::panic::catch_unwind(|| match level {
+        1 => tracing::error!(target: "meshlens::plugin", plugin, plugin_target, "{message}"),
+        2 => tracing::warn!(target: "meshlens::plugin", plugin, plugin_target, "{message}"),
+        3 => tracing::info!(target: "meshlens::plugin", plugin, plugin_target, "{message}"),
+        4 => tracing::debug!(target: "meshlens::plugin", plugin, plugin_target, "{message}"),
+        _ => tracing::trace!(target: "meshlens::plugin", plugin, plugin_target, "{message}"),
+    });
 }
 
 // abi_stable's layout errors run to tens of kilobytes; keep what a person needs.

@@ -75,6 +75,10 @@ pub struct PluginMod {
     /// Builds the library's components.
     #[sabi(last_prefix_field)]
     pub components: extern "C" fn() -> RResult<Components, PluginError>,
+    /// Takes the host's log sink (see [`crate::log`]). Appended in 0.1.1
+    /// (0.1.0 libraries lack it, and the accessor answers `None`).
+    #[sabi(missing_field(option))]
+    pub set_log_sink: extern "C" fn(crate::log::LogSink),
 }
 
 impl RootModule for PluginMod_Ref {
@@ -120,8 +124,14 @@ macro_rules! __export_plugin_with_api {
                 plugin_name: $crate::abi_stable::std_types::RStr::from_str($name),
                 plugin_version: $crate::abi_stable::std_types::RStr::from_str($version),
                 components: $crate::export::collect_components,
+                set_log_sink: __meshlens_set_log_sink,
             }
             .leak_into_prefix()
+        }
+
+        #[doc(hidden)]
+        extern "C" fn __meshlens_set_log_sink(sink: $crate::log::LogSink) {
+            $crate::log::install($name, sink);
         }
 
         #[doc(hidden)]

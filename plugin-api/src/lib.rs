@@ -53,6 +53,7 @@ pub mod dashboards;
 pub mod export;
 pub mod graph;
 pub mod guard;
+pub mod log;
 pub mod mesh;
 pub mod metrics;
 pub mod types;

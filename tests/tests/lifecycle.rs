@@ -268,3 +268,30 @@ fn a_kind_the_service_account_may_not_read_counts_as_absent() {
         "only the forbidden kind is named: {warnings:?}"
     );
 }
+
+#[test]
+fn a_plugins_log_lines_reach_the_hosts_log_with_its_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("metrics.om");
+    std::fs::write(&file, "# TYPE up gauge\nup{job=\"a\"} 1 1700000000\n# EOF\n")
+        .expect("write metrics file");
+    let plugins = plugin_dir(&["metrics-openmetrics-file"]);
+    let cfg = format!(
+        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n\
+         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
+         [metrics]\nbackend = \"openmetrics_file\"\n[metrics.openmetrics_file]\npath = {:?}\n",
+        plugins.path().display(),
+        file.display().to_string()
+    );
+    let m = Meshlens::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts");
+    // The embedded store logs its load inside the plugin, during configure.
+    let line = m
+        .logs
+        .lock()
+        .map(|l| l.iter().find(|l| l.contains("loaded metrics file")).cloned())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("no plugin log line in the host's stderr"));
+    assert!(line.contains("metrics-openmetrics-file"), "the line names the plugin: {line}");
+    assert!(line.contains("INFO"), "{line}");
+}
