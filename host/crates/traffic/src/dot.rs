@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::output::{GraphOutput, Hash32, NodeOut};
+use crate::hash32::Hash32;
+use crate::output::{GraphOutput, NodeOut};
 
 fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

@@ -5,8 +5,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::{Serialize, Serializer};
-
 /// A number shown with a fixed count of decimals.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fixed {
@@ -80,12 +78,6 @@ impl Fixed {
 impl fmt::Display for Fixed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.digits(&mut [0u8; 24]))
-    }
-}
-
-impl Serialize for Fixed {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.digits(&mut [0u8; 24]))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The graph's pretty JSON, written directly.
 //!
 //! Byte for byte what `serde_json::to_vec_pretty` makes of the `Serialize` impls in
-//! `output.rs` (a test holds the two equal), at a fraction of the cost: keys, ids and rate
+//! `serde_ref.rs` (a test holds the two equal), at a fraction of the cost: keys, ids and rate
 //! strings are known not to need escaping and go out as whole chunks. On a graph of 10,000
 //! nodes and 30,000 edges serde's generic path was a third of the request.
 
@@ -10,7 +10,8 @@ use std::io::Write as _;
 use plugin_api::Value;
 
 use crate::fixed::Fixed;
-use crate::output::{EdgeOut, GraphOutput, Hash32, NodeOut, RESERVED, Traffic};
+use crate::hash32::Hash32;
+use crate::output::{EdgeOut, GraphOutput, NodeOut, RESERVED, Traffic};
 use par_chunks::map_chunks;
 
 /// A pretty JSON writer with 2-space indents, the layout of serde_json's `PrettyFormatter`.

@@ -14,19 +14,24 @@ mod build;
 mod dot;
 mod finish;
 mod fixed;
+mod hash32;
 mod json;
 mod md5lanes;
 mod options;
+mod order;
 mod output;
 mod plan;
+#[cfg(any(test, feature = "serde-reference"))]
+mod serde_ref;
 
 pub use appender_support::UNKNOWN;
 pub use build::build_graph;
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};
+pub use hash32::md5_hex;
 pub use options::{
     DurationHistogram, GraphFormat, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError,
 };
-pub use output::{GraphOutput, md5_hex};
+pub use output::GraphOutput;
 pub use plan::{
     PlannedQuery, TrafficKind, round_results, round_value, traffic_plan, traffic_queries,
 };

@@ -1,95 +1,14 @@
-//! The cytoscape JSON of a graph (reference §2.6): ids, traffic, percentages, boxes, order.
+//! The graph's response prepared for writing (reference §2.6): ids, traffic, percentages,
+//! boxes, order. `json.rs` and `dot.rs` write it.
 
-use std::fmt;
-
-use md5::{Digest, Md5};
-use serde::ser::{Serialize, SerializeMap, SerializeStruct, Serializer};
-
-use appender_support::{FastMap, node_positions};
+use appender_support::node_positions;
 use par_chunks::map_chunks;
-use plugin_api::{Edge, Graph, GraphType, Node, NodeType, Value};
+use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 
 use crate::fixed::Fixed;
-use crate::md5lanes::{LANES, digests};
+use crate::hash32::Hash32;
 use crate::options::{GraphOptions, GroupBy};
-
-/// A public id: the lowercase hex MD5 of an internal id, a box key or an edge key. Kept
-/// inline (ids are copied into every edge and compared while sorting).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Hash32([u8; 32]);
-
-impl Hash32 {
-    /// The MD5 of the concatenated parts.
-    pub fn of(parts: &[&[u8]]) -> Self {
-        let mut h = Md5::new();
-        for p in parts {
-            h.update(p);
-        }
-        Self::hex(&h.finalize().into())
-    }
-    /// The id of each of `n` messages; `write(i, buf)` appends message `i` to an empty
-    /// `buf`. Hashes [`LANES`] messages side by side (several times faster than one by one).
-    pub fn of_each(n: usize, write: impl Fn(usize, &mut Vec<u8>)) -> Vec<Self> {
-        let mut out = Vec::with_capacity(n);
-        let mut bufs: [Vec<u8>; LANES] = Default::default();
-        for start in (0..n).step_by(LANES) {
-            let lanes = LANES.min(n - start);
-            for (i, b) in bufs.iter_mut().take(lanes).enumerate() {
-                b.clear();
-                write(start + i, b);
-            }
-            let msgs: [&[u8]; LANES] = std::array::from_fn(|i| bufs[i].as_slice());
-            out.extend(digests(&msgs[..lanes]).iter().map(Self::hex));
-        }
-        out
-    }
-    fn hex(digest: &[u8; 16]) -> Self {
-        let mut out = [0u8; 32];
-        for (i, b) in digest.iter().enumerate() {
-            out[2 * i] = b"0123456789abcdef"[usize::from(b >> 4)];
-            out[2 * i + 1] = b"0123456789abcdef"[usize::from(b & 15)];
-        }
-        Hash32(out)
-    }
-    /// The first 16 hex digits (64 bits), in the same order as the whole.
-    pub fn prefix(&self) -> u128 {
-        let mut b = [0u8; 16];
-        b.copy_from_slice(&self.0[..16]);
-        u128::from_be_bytes(b)
-    }
-    /// The 32 hex digits, as bytes.
-    pub fn as_bytes(&self) -> &[u8; 32] {
-        &self.0
-    }
-    /// The 32 hex digits.
-    pub fn as_str(&self) -> &str {
-        // Always ASCII hex; the fallback is unreachable.
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-}
-
-impl fmt::Display for Hash32 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl fmt::Debug for Hash32 {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for Hash32 {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-/// Lowercase hex MD5 of `s` (the public id of a node, edge or box).
-pub fn md5_hex(s: &str) -> String {
-    Hash32::of(&[s.as_bytes()]).as_str().to_string()
-}
+use crate::order::{hash_ranks, sort_nodes};
 
 /// Keys of the spec's own fields; an appender's open field with one of these names is ignored.
 pub(crate) const RESERVED: [&str; 26] = [
@@ -142,7 +61,7 @@ pub struct NodeOut<'a> {
     /// The graph node; `None` for boxes.
     pub node: Option<&'a Node>,
     /// Box fields: node type, namespace, app and the OR-ed flags.
-    box_fields: Option<BoxFields<'a>>,
+    pub(crate) box_fields: Option<BoxFields<'a>>,
     /// Node traffic entries.
     pub traffic: Vec<Traffic>,
 }
@@ -356,40 +275,6 @@ impl<'a> GraphOutput<'a> {
     }
 }
 
-/// Each hash's rank among `hashes` (equal hashes share one).
-fn hash_ranks(hashes: &[Hash32]) -> Vec<u32> {
-    let mut by_hash: Vec<u32> = (0..hashes.len() as u32).collect();
-    by_hash.sort_unstable_by(|&a, &b| {
-        let (a, b) = (&hashes[a as usize], &hashes[b as usize]);
-        a.prefix().cmp(&b.prefix()).then_with(|| a.cmp(b))
-    });
-    let mut rank = vec![0u32; hashes.len()];
-    let mut r = 0;
-    for (j, &i) in by_hash.iter().enumerate() {
-        if j > 0 && hashes[i as usize] != hashes[by_hash[j - 1] as usize] {
-            r += 1;
-        }
-        rank[i as usize] = r;
-    }
-    rank
-}
-
-/// `items` ordered by `key`, then by `tie` among equal keys.
-///
-/// Keys are computed once and positions sorted, then each item moves once: nodes and
-/// edges are a few hundred bytes, and sorting them in place (with keys recomputed per
-/// comparison) was half of the output time on a graph of 10,000 nodes.
-fn sorted<T, K: Ord>(
-    items: Vec<T>,
-    key: impl Fn(&T) -> K,
-    tie: impl Fn(&T, &T) -> std::cmp::Ordering,
-) -> Vec<T> {
-    let mut keyed: Vec<(K, usize)> = items.iter().map(&key).zip(0..).collect();
-    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| tie(&items[a.1], &items[b.1])));
-    let mut slots: Vec<Option<T>> = items.into_iter().map(Some).collect();
-    keyed.into_iter().filter_map(|(_, i)| slots[i].take()).collect()
-}
-
 impl<'a> NodeOut<'a> {
     pub(crate) fn box_fields(&self) -> Option<&BoxFields<'a>> {
         self.box_fields.as_ref()
@@ -408,70 +293,6 @@ impl<'a> NodeOut<'a> {
         self.node.map(|n| n.node_type.as_str()).unwrap_or(NodeType::App.as_str())
     }
 }
-
-/// Nodes in [`sort_key`] order, then by id.
-///
-/// Comparing six strings per step was a quarter of the output time on 10,000 nodes, so the
-/// sort runs on integers (namespace rank, then short names encoded exactly) and compares
-/// strings only where those tie.
-fn sort_nodes(nodes: Vec<NodeOut<'_>>) -> Vec<NodeOut<'_>> {
-    // Distinct namespaces first (a few hundred), then their order.
-    let mut rank: FastMap<&str, u32> = FastMap::default();
-    for n in &nodes {
-        rank.entry(sort_key(n).0).or_insert(0);
-    }
-    let mut namespaces: Vec<&str> = rank.keys().copied().collect();
-    namespaces.sort_unstable();
-    for (i, n) in namespaces.into_iter().enumerate() {
-        rank.insert(n, i as u32);
-    }
-    let key = |n: &NodeOut<'_>| {
-        let k = sort_key(n);
-        let ns = rank.get(k.0).copied().unwrap_or(u32::MAX);
-        // After a name too long to encode exactly, later names must not decide the order.
-        let mut names = [0u128; 4];
-        for (slot, s) in names.iter_mut().zip([k.2, k.3, k.4, k.5]) {
-            *slot = short_name(s);
-            if s.len() > 8 {
-                break;
-            }
-        }
-        (ns, std::cmp::Reverse(short_name(k.1.0)), names)
-    };
-    sorted(nodes, key, |a, b| sort_key(a).cmp(&sort_key(b)).then_with(|| a.id.cmp(&b.id)))
-}
-
-/// The first 8 bytes of `s` (zero-padded, big-endian), then its length capped at 9: for
-/// names of up to 8 bytes this orders exactly as the names do; longer names with the same
-/// first 8 bytes tie (and are compared as strings).
-fn short_name(s: &str) -> u128 {
-    let mut b = [0u8; 8];
-    let n = s.len().min(8);
-    b[..n].copy_from_slice(&s.as_bytes()[..n]);
-    (u128::from(u64::from_be_bytes(b)) << 8) | s.len().min(9) as u128
-}
-
-/// Namespace, boxes first, app, version, service, workload.
-#[allow(clippy::type_complexity)]
-fn sort_key<'a>(
-    n: &NodeOut<'a>,
-) -> (&'a str, std::cmp::Reverse<&'static str>, &'a str, &'a str, &'a str, &'a str) {
-    let f = |g: fn(&'a Node) -> &'a str| n.node.map(g).unwrap_or("");
-    let (namespace, app) = match (&n.node, &n.box_fields) {
-        (Some(x), _) => (x.namespace.as_str(), x.app.as_str()),
-        (None, Some(b)) => (b.namespace, b.app),
-        (None, None) => ("", ""),
-    };
-    (
-        namespace,
-        std::cmp::Reverse(n.is_group),
-        app,
-        f(|x| x.version.as_str()),
-        f(|x| x.service.as_str()),
-        f(|x| x.workload.as_str()),
-    )
-}
-
 /// Groups nodes into app boxes (`groupBy=app`, not for service graphs) or version boxes
 /// (`groupBy=version`, versionedApp graphs, app nodes only); buckets of one get no box.
 fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
@@ -528,164 +349,4 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
     }
     // Re-borrow lifetimes: box fields point into the graph, like the nodes do.
     nodes.extend(boxes);
-}
-
-struct Rates<'b>(&'b [(&'static str, Fixed)]);
-impl Serialize for Rates<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in self.0 {
-            m.serialize_entry(k, v)?;
-        }
-        m.end()
-    }
-}
-
-impl Serialize for Traffic {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Traffic", 2)?;
-        st.serialize_field("protocol", self.protocol)?;
-        st.serialize_field("rates", &self.rates.as_deref().map(Rates))?;
-        st.end()
-    }
-}
-
-struct Extra<'b>(&'b Value);
-impl Serialize for Extra<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Value::Bool(b) => s.serialize_bool(*b),
-            Value::Number(n) if n.is_finite() => s.serialize_f64(*n),
-            Value::Number(_) => s.serialize_none(),
-            Value::Text(t) => s.serialize_str(t.as_str()),
-        }
-    }
-}
-
-struct NodeData<'b, 'a>(&'b NodeOut<'a>);
-impl Serialize for NodeData<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let o = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("id", &o.id)?;
-        if let Some(p) = &o.parent {
-            m.serialize_entry("parent", p)?;
-        }
-        m.serialize_entry("nodeType", o.node_type())?;
-        m.serialize_entry("namespace", o.namespace())?;
-        if let Some(b) = &o.box_fields {
-            m.serialize_entry("app", b.app)?;
-            flag(&mut m, "hasMissingSC", b.has_missing_sc)?;
-            m.serialize_entry("isGroup", o.is_group)?;
-            flag(&mut m, "isInaccessible", b.is_inaccessible)?;
-            flag(&mut m, "isOutside", b.is_outside)?;
-            return m.end();
-        }
-        let Some(n) = o.node else { return m.end() };
-        for (k, v) in [
-            ("workload", &n.workload),
-            ("app", &n.app),
-            ("version", &n.version),
-            ("service", &n.service),
-        ] {
-            if !v.is_empty() {
-                m.serialize_entry(k, v.as_str())?;
-            }
-        }
-        if !n.dest_services.is_empty() {
-            let mut names: Vec<&str> = n.dest_services.iter().map(|s| s.as_str()).collect();
-            names.sort_unstable();
-            m.serialize_entry("destServices", &DestServices(&names))?;
-        }
-        if !o.traffic.is_empty() {
-            m.serialize_entry("traffic", &o.traffic)?;
-        }
-        flag(&mut m, "hasCB", n.has_cb)?;
-        flag(&mut m, "hasMissingSC", n.has_missing_sc)?;
-        flag(&mut m, "hasVS", n.has_vs)?;
-        flag(&mut m, "isDead", n.is_dead)?;
-        flag(&mut m, "isInaccessible", n.is_inaccessible)?;
-        if !n.is_misconfigured.is_empty() {
-            m.serialize_entry("isMisconfigured", n.is_misconfigured.as_str())?;
-        }
-        flag(&mut m, "isOutside", n.is_outside)?;
-        flag(&mut m, "isRoot", n.is_root)?;
-        if !n.is_service_entry.is_empty() {
-            m.serialize_entry("isServiceEntry", n.is_service_entry.as_str())?;
-        }
-        flag(&mut m, "isUnused", n.is_unused)?;
-        for f in n.extra.iter().filter(|f| !RESERVED.contains(&f.key.as_str())) {
-            m.serialize_entry(f.key.as_str(), &Extra(&f.value))?;
-        }
-        m.end()
-    }
-}
-
-fn flag<M: SerializeMap>(m: &mut M, key: &str, v: bool) -> Result<(), M::Error> {
-    if v { m.serialize_entry(key, &true) } else { Ok(()) }
-}
-
-struct DestServices<'b>(&'b [&'b str]);
-impl Serialize for DestServices<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for k in self.0 {
-            m.serialize_entry(k, &true)?;
-        }
-        m.end()
-    }
-}
-
-struct EdgeData<'b, 'a>(&'b EdgeOut<'a>);
-impl Serialize for EdgeData<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let o = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("id", &o.id)?;
-        m.serialize_entry("source", &o.source)?;
-        m.serialize_entry("target", &o.target)?;
-        m.serialize_entry("traffic", &o.traffic)?;
-        if let Some(rt) = o.edge.response_time.into_option() {
-            m.serialize_entry("responseTime", &Fixed::whole(rt))?;
-        }
-        flag(&mut m, "isMTLS", o.edge.is_mtls)?;
-        flag(&mut m, "isUnused", o.is_unused)?;
-        for f in o.edge.extra.iter().filter(|f| !RESERVED.contains(&f.key.as_str())) {
-            m.serialize_entry(f.key.as_str(), &Extra(&f.value))?;
-        }
-        m.end()
-    }
-}
-
-struct Wrapped<T>(T);
-impl<T: Serialize> Serialize for Wrapped<T> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Element", 1)?;
-        st.serialize_field("data", &self.0)?;
-        st.end()
-    }
-}
-
-struct Elements<'b, 'a>(&'b GraphOutput<'a>);
-impl Serialize for Elements<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let g = self.0;
-        let mut st = s.serialize_struct("Elements", 2)?;
-        let nodes: Vec<Wrapped<NodeData>> = g.nodes.iter().map(|n| Wrapped(NodeData(n))).collect();
-        let edges: Vec<Wrapped<EdgeData>> = g.edges.iter().map(|e| Wrapped(EdgeData(e))).collect();
-        st.serialize_field("nodes", &nodes)?;
-        st.serialize_field("edges", &edges)?;
-        st.end()
-    }
-}
-
-impl Serialize for GraphOutput<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Graph", 4)?;
-        st.serialize_field("timestamp", &self.timestamp)?;
-        st.serialize_field("duration", &self.duration)?;
-        st.serialize_field("graphType", self.graph_type.as_str())?;
-        st.serialize_field("elements", &Elements(self))?;
-        st.end()
-    }
 }
