@@ -45,15 +45,21 @@ export function edgeLabel(d, mode) {
   return text;
 }
 
-function edgeColor(d) {
+function edgeColour(d) {
   const proto = d.traffic && d.traffic.protocol;
-  if (!proto) return COLORS.na;
-  if (proto === 'tcp') return COLORS.tcp;
-  return COLORS[statusOfErrorPercent(edgeErrPct(d))] || COLORS.na;
+  if (!proto) return 'na';
+  if (proto === 'tcp') return 'tcp';
+  return statusOfErrorPercent(edgeErrPct(d));
 }
 
-function nodeColor(d) {
-  return COLORS[statusOfErrorPercent(nodeErrPct(d))] || COLORS.na;
+// Colours, shapes and flags are classes, not data mappers: elements with the same classes
+// share one computed style, so adding thousands of elements does not evaluate a style each.
+function nodeClasses(d, colour) {
+  const c = ['c-' + colour, 't-' + (SHAPES[d.nodeType] ? d.nodeType : 'unknown')];
+  if (d.isGroup) c.push('box');
+  if (d.isServiceEntry) c.push('se');
+  if (d.isUnused || d.isDead) c.push('idle');
+  return c.join(' ');
 }
 
 /** Cytoscape element definitions for a graph JSON answer. */
@@ -62,34 +68,54 @@ export function toElements(graph, edgeMode) {
   const edges = (graph.elements && graph.elements.edges) || [];
   const multiNs = new Set(nodes.map((n) => n.data.namespace).filter((n) => n && n !== 'unknown')).size > 1;
   return {
-    nodes: nodes.map((n) => ({
-      data: { ...n.data, label: nodeLabel(n.data, multiNs), color: nodeColor(n.data), shape: SHAPES[n.data.nodeType] || 'ellipse' },
-      classes: [n.data.isGroup ? 'box' : '', n.data.isServiceEntry ? 'se' : '', n.data.isUnused || n.data.isDead ? 'idle' : ''].join(' ').trim(),
-    })),
-    edges: edges.map((e) => ({
-      data: { ...e.data, label: edgeLabel(e.data, edgeMode), color: edgeColor(e.data) },
-      classes: e.data.isMTLS ? 'mtls' : '',
-    })),
+    nodes: nodes.map((n) => {
+      const colour = statusOfErrorPercent(nodeErrPct(n.data));
+      return {
+        data: { ...n.data, label: nodeLabel(n.data, multiNs), color: COLORS[colour] || COLORS.na, shape: SHAPES[n.data.nodeType] || 'ellipse' },
+        classes: nodeClasses(n.data, colour),
+      };
+    }),
+    edges: edges.map((e) => {
+      const colour = edgeColour(e.data);
+      return {
+        data: { ...e.data, label: edgeLabel(e.data, edgeMode), color: COLORS[colour] },
+        classes: 'c-' + colour + (e.data.isMTLS ? ' mtls' : ''),
+      };
+    }),
   };
 }
 
+// Above this many nodes labels are drawn only for the nodes in view, once they are readable
+// (see labelInView), and edges are straight without arrows: the label boxes and bezier
+// curves of thousands of elements are what made the first draw slow.
+const LABEL_ZOOM = 0.7;
+const LABELS_AT_MOST = 400;
+
 function style(big) {
+  const label = big ? 'node.lbl' : 'node';
+  const edgeLabelSel = big ? 'edge.lbl' : 'edge';
   return [
     { selector: 'node', style: {
-      'background-color': '#fff', 'border-width': 2, 'border-color': 'data(color)', shape: 'data(shape)',
-      width: 28, height: 28, label: 'data(label)', 'font-size': 10, 'text-wrap': 'wrap', 'text-valign': 'bottom',
+      'background-color': '#fff', 'border-width': 2, 'border-color': COLORS.na, shape: 'ellipse',
+      width: 28, height: 28, 'font-size': 10, 'text-wrap': 'wrap', 'text-valign': 'bottom',
       'text-margin-y': 4, 'min-zoomed-font-size': 7, color: '#151515', 'text-background-color': '#fff',
       'text-background-opacity': 0.7, 'text-background-padding': 1 } },
+    { selector: label, style: { label: 'data(label)' } },
+    ...Object.entries(SHAPES).map(([t, shape]) => ({ selector: 'node.t-' + t, style: { shape } })),
+    ...['healthy', 'degraded', 'failing', 'na'].map((c) => ({ selector: 'node.c-' + c, style: { 'border-color': COLORS[c] } })),
     { selector: 'node.se', style: { shape: 'round-diamond' } },
     { selector: 'node.idle', style: { 'border-style': 'dashed', opacity: 0.7 } },
     { selector: 'node.box', style: {
       'background-color': '#f2f6fb', 'border-color': '#6a7b91', 'border-width': 1, shape: 'round-rectangle',
       'text-valign': 'top', 'text-halign': 'center', 'text-margin-y': -2, 'font-weight': 'bold', padding: 12 } },
+    { selector: 'node.box', style: { label: 'data(label)' } },
     { selector: 'edge', style: {
-      width: 1.5, 'line-color': 'data(color)', 'target-arrow-color': 'data(color)',
+      width: 1.5, 'line-color': COLORS.na, 'target-arrow-color': COLORS.na,
       'target-arrow-shape': big ? 'none' : 'triangle', 'curve-style': big ? 'haystack' : 'bezier',
-      label: 'data(label)', 'font-size': 9, 'min-zoomed-font-size': 7, 'text-rotation': 'autorotate',
+      'font-size': 9, 'min-zoomed-font-size': 7, 'text-rotation': 'autorotate',
       'text-background-color': '#fff', 'text-background-opacity': 0.85, 'text-background-padding': 1, color: '#333' } },
+    { selector: edgeLabelSel, style: { label: 'data(label)' } },
+    ...['healthy', 'degraded', 'failing', 'tcp'].map((c) => ({ selector: 'edge.c-' + c, style: { 'line-color': COLORS[c], 'target-arrow-color': COLORS[c] } })),
     // The lock of an mTLS edge: a padlock-like hollow square where it starts (the middle
     // holds the label; see the legend).
     { selector: 'edge.mtls', style: { 'source-arrow-shape': 'square', 'source-arrow-fill': 'hollow', 'source-arrow-color': '#151515' } },
@@ -100,18 +126,50 @@ function style(big) {
 }
 
 export function createCy(container) {
-  return cytoscape({
-    container, style: style(false), minZoom: 0.05, maxZoom: 4,
+  const cy = cytoscape({
+    container, style: style(false), minZoom: 0.02, maxZoom: 4,
     boxSelectionEnabled: false, selectionType: 'single',
+  });
+  // Big graphs: labels for what is in view once zoomed in far enough (after panning stops).
+  let timer = null;
+  cy.on('viewport', () => {
+    if (!cy.scratch('big')) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => labelInView(cy), 120);
+  });
+  return cy;
+}
+
+/** Big graphs: the `lbl` class on the nodes (and their edges) in view when readable. */
+export function labelInView(cy) {
+  if (cy.destroyed()) return;
+  const zoom = cy.zoom();
+  let want = cy.collection();
+  if (zoom >= LABEL_ZOOM) {
+    const e = cy.extent();
+    want = cy.nodes().filter((n) => {
+      const p = n.position();
+      return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2;
+    });
+    if (want.length > LABELS_AT_MOST) want = cy.collection();
+    else want = want.union(want.connectedEdges());
+  }
+  const have = cy.elements('.lbl');
+  cy.batch(() => {
+    have.difference(want).removeClass('lbl');
+    want.difference(have).addClass('lbl');
   });
 }
 
+// The worker is started with the module, so it loads its scripts while the first graph is
+// still being fetched.
 let worker = null;
 let seq = 0;
 function layoutWorker() {
   if (!worker) worker = new Worker(new URL('./layout-worker.js', import.meta.url));
   return worker;
 }
+try { layoutWorker(); } catch { /* layoutPositions falls back to a grid */ }
 
 /** Positions by node id, computed in the worker (grid on the main thread if the worker fails). */
 export function layoutPositions(els) {
@@ -124,6 +182,12 @@ export function layoutPositions(els) {
     const done = (ev) => {
       if (ev.data.seq !== mine) return;
       w.removeEventListener('message', done);
+      // The worker's own phases, for the benchmark (performance.getEntriesByName).
+      if (ev.data.layoutMs !== undefined) {
+        const end = performance.now();
+        performance.measure('meshlens-layout-build', { end: end - ev.data.layoutMs, duration: ev.data.buildMs });
+        performance.measure('meshlens-layout-run', { end, duration: ev.data.layoutMs });
+      }
       resolve(ev.data.error ? null : ev.data.positions);
     };
     w.addEventListener('message', done);
@@ -132,19 +196,56 @@ export function layoutPositions(els) {
   });
 }
 
+/** Zoom and pan that show every leaf node (positions known), without measuring labels. */
+function fitPositions(cy, els, positions, pad) {
+  let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+  for (const n of els.nodes) {
+    const q = positions[n.data.id];
+    if (!q) continue;
+    const p = { x: q[0], y: q[1] };
+    if (p.x < x1) x1 = p.x;
+    if (p.x > x2) x2 = p.x;
+    if (p.y < y1) y1 = p.y;
+    if (p.y > y2) y2 = p.y;
+  }
+  if (!Number.isFinite(x1)) return;
+  const w = cy.width(), h = cy.height(), r = 20; // node radius plus border
+  const zoom = Math.min(cy.maxZoom(), Math.max(cy.minZoom(),
+    Math.min((w - 2 * pad) / (x2 - x1 + 2 * r), (h - 2 * pad) / (y2 - y1 + 2 * r))));
+  cy.viewport({ zoom, pan: { x: w / 2 - zoom * (x1 + x2) / 2, y: h / 2 - zoom * (y1 + y2) / 2 } });
+}
+
 /** Replaces the drawn elements; resolves once the worker's layout is applied. */
 export async function draw(cy, graph, edgeMode) {
   const els = toElements(graph, edgeMode);
-  const positions = await layoutPositions(els);
+  const pending = layoutPositions(els);
   const big = els.nodes.length > BIG;
-  cy.style(style(big));
+  cy.scratch('big', big);
+  // While the worker lays the graph out, the elements are added (and styled by the renderer,
+  // which is the main thread's biggest share) out of sight: all at the origin, with the
+  // view panned far away from it.
   cy.batch(() => {
     cy.elements().remove();
-    if (positions) for (const n of els.nodes) { const p = positions[n.data.id]; if (p) n.position = { x: p[0], y: p[1] }; }
+    cy.style(style(big));
+    for (const n of els.nodes) n.position = { x: 0, y: 0 };
     cy.add(els);
+    cy.viewport({ zoom: 1, pan: { x: -1e6, y: -1e6 } });
   });
-  if (!positions) cy.layout({ name: 'grid', animate: false }).run();
-  cy.fit(undefined, 30);
+  performance.mark('meshlens-graph-added');
+  const positions = await pending;
+  performance.mark('meshlens-graph-laid-out');
+  if (!positions) {
+    cy.layout({ name: 'grid', animate: false }).run();
+    cy.fit(undefined, 30);
+    return els;
+  }
+  cy.batch(() => {
+    cy.nodes().forEach((n) => { const p = positions[n.id()]; if (p) n.position({ x: p[0], y: p[1] }); });
+  });
+  if (big) {
+    fitPositions(cy, els, positions, 30);
+    labelInView(cy);
+  } else cy.fit(undefined, 30);
   return els;
 }
 

@@ -169,10 +169,12 @@ export async function renderGraph(main, params) {
     try {
       graph = await api(graphApiPath(s), { signal: mine.signal });
       if (mine.signal.aborted) return;
+      performance.mark('meshlens-graph-fetched');
       await draw(cy, graph, s.edgeLabels);
       if (mine.signal.aborted) return;
       applyExpressions();
       restoreSelection();
+      performance.mark('meshlens-graph-counted');
       // Drawn means painted: wait for the frame that shows the new elements.
       await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
       if (mine.signal.aborted) return;

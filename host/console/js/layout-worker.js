@@ -15,6 +15,7 @@ cytoscape.use(cytoscapeFcose);
 self.onmessage = (msg) => {
   const { seq, nodes, edges, layout } = msg.data;
   try {
+    const t0 = performance.now();
     const cy = cytoscape({
       headless: true,
       styleEnabled: true,
@@ -32,7 +33,7 @@ self.onmessage = (msg) => {
     cy.nodes().forEach((n) => {
       if (!n.isParent()) { const p = n.position(); positions[n.id()] = [p.x, p.y]; }
     });
-    self.postMessage({ seq, positions, ms: performance.now() - started });
+    self.postMessage({ seq, positions, buildMs: started - t0, layoutMs: performance.now() - started });
   } catch (e) {
     self.postMessage({ seq, error: String(e && e.message || e) });
   }
