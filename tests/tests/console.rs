@@ -118,6 +118,52 @@ async fn type_into(c: &Client, testid: &str, text: &str) {
     input.send_keys(&format!("{text}\u{E007}")).await.expect("type");
 }
 
+/// Picks `format` in the graph's Export menu and returns the file the page offered for
+/// download: its name, type and size, the text (SVG, JSON, DOT), and for a PNG its first
+/// bytes and decoded size. The download itself is caught in the page (never written to disk).
+async fn export_file(c: &Client, format: &str) -> Value {
+    let n = js(
+        c,
+        "if (!window.__exports) {
+           window.__exports = [];
+           document.addEventListener('click', (e) => {
+             const a = e.target.closest && e.target.closest('a[download]');
+             if (!a) return;
+             e.preventDefault();
+             const rec = { name: a.download };
+             window.__exports.push(rec);
+             fetch(a.href).then((r) => r.blob()).then(async (b) => {
+               rec.type = b.type; rec.size = b.size;
+               if (b.type === 'image/png') {
+                 rec.head = Array.from(new Uint8Array(await b.arrayBuffer()).slice(0, 8));
+                 const img = await createImageBitmap(b);
+                 rec.width = img.width; rec.height = img.height;
+               } else rec.text = await b.text();
+               rec.done = true;
+             }, (err) => { rec.error = String(err); rec.done = true; });
+           }, true);
+         }
+         return window.__exports.length;",
+        vec![],
+    )
+    .await;
+    let n = n.as_u64().expect("count");
+    c.find(Locator::Css("[data-testid=ctl-export]"))
+        .await
+        .expect("export menu")
+        .select_by_value(format)
+        .await
+        .expect("select export");
+    let file = wait_js(
+        c,
+        &format!("const e = window.__exports[{n}]; return e && e.done && e"),
+        &format!("the {format} export"),
+    )
+    .await;
+    assert!(file.get("error").is_none(), "{format}: {file}");
+    file
+}
+
 #[test]
 fn console_assets_are_embedded_typed_cached_and_compressed() {
     let plugins = tempfile::tempdir().expect("temp dir");
@@ -746,6 +792,91 @@ fn console_graph_on_prometheus_matches_the_api() {
         .await;
         let shown = wait_js(&c, "const p = document.querySelector('[data-testid=panel]'); return p.dataset.kind === 'edge' && [p.querySelector('[data-testid=edge-protocol]').textContent, p.querySelector('[data-testid=edge-rate-grpc]').textContent]", "the edge panel").await;
         assert_eq!(shown, json!(["grpc", edge["data"]["traffic"]["rates"]["grpc"]]));
+
+        // Export: the JSON is the API's answer, the DOT is the API's DOT, the SVG draws exactly
+        // the drawn nodes and edges, the PNG is an image of the drawing.
+        let q = format!(
+            "namespaces=bookinfo,istio-system&graphType=versionedApp&groupBy=app&duration=600s&queryTime={end}"
+        );
+        let api = graph_matches_api(&c, &m, &q, &format!("/api/namespaces/graph?{q}")).await;
+        let drawn = wait_graph(&c).await;
+        let file = export_file(&c, "JSON").await;
+        assert_eq!(file["name"], "meshlens-graph-versionedApp.json");
+        assert_eq!(file["type"], "application/json");
+        let text = file["text"].as_str().expect("json text");
+        assert_eq!(serde_json::from_str::<Value>(text).expect("JSON"), api);
+        let file = export_file(&c, "DOT").await;
+        assert_eq!(file["name"], "meshlens-graph-versionedApp.dot");
+        assert_eq!(file["type"], "text/vnd.graphviz");
+        let dot = m.get(&format!("/api/namespaces/graph?{q}&format=dot"));
+        assert_eq!(dot.status, 200);
+        assert_eq!(file["text"].as_str(), Some(dot.text().as_str()));
+        assert!(dot.text().starts_with("digraph"), "{}", dot.text());
+
+        let svg_ids = "const doc = new DOMParser().parseFromString(arguments[0], 'image/svg+xml');
+            if (doc.querySelector('parsererror')) return 'not SVG';
+            const ids = (sel) => [...doc.querySelectorAll(sel)].map((e) => e.dataset.id).sort();
+            return {root: doc.documentElement.localName, nodes: ids('.node'), boxes: ids('.box'), edges: ids('.edge')};";
+        let file = export_file(&c, "SVG").await;
+        assert_eq!(file["name"], "meshlens-graph-versionedApp.svg");
+        assert_eq!(file["type"], "image/svg+xml");
+        let svg = js(&c, svg_ids, vec![file["text"].clone()]).await;
+        let api_nodes = api["elements"]["nodes"].as_array().expect("nodes");
+        let boxes: BTreeSet<String> = api_nodes
+            .iter()
+            .filter(|n| n["data"]["isGroup"].is_string())
+            .map(|n| n["data"]["id"].as_str().expect("id").to_string())
+            .collect();
+        assert!(!boxes.is_empty(), "groupBy=app gives boxes");
+        let svg_set = |k: &str| -> BTreeSet<String> {
+            svg[k]
+                .as_array()
+                .expect(k)
+                .iter()
+                .map(|v| v.as_str().expect("id").to_string())
+                .collect()
+        };
+        assert_eq!(svg["root"], "svg", "{svg}");
+        let leaves: BTreeSet<String> =
+            split_ids(&drawn["ids"]).difference(&boxes).cloned().collect();
+        assert_eq!(svg_set("nodes"), leaves);
+        assert_eq!(svg_set("boxes"), boxes);
+        assert_eq!(svg_set("edges"), ids(&api["elements"]["edges"]));
+        // The SVG is of what is drawn: hidden nodes and their edges are left out.
+        type_into(&c, "ctl-hide", "node = app").await;
+        let hidden_view = wait_graph(&c).await;
+        let hidden = split_ids(&hidden_view["hidden"]);
+        assert!(!hidden.is_empty(), "{hidden_view}");
+        let file = export_file(&c, "SVG").await;
+        let svg = js(&c, svg_ids, vec![file["text"].clone()]).await;
+        let svg_set = |k: &str| -> BTreeSet<String> {
+            svg[k]
+                .as_array()
+                .expect(k)
+                .iter()
+                .map(|v| v.as_str().expect("id").to_string())
+                .collect()
+        };
+        let leaves: BTreeSet<String> =
+            split_ids(&hidden_view["ids"]).difference(&boxes).cloned().collect();
+        assert_eq!(svg_set("nodes"), leaves);
+        assert!(svg_set("nodes").is_disjoint(&hidden));
+        assert_eq!(svg_set("edges").len().to_string(), hidden_view["edges"].as_str().unwrap_or(""));
+        type_into(&c, "ctl-hide", "").await;
+        wait_graph(&c).await;
+
+        let file = export_file(&c, "PNG").await;
+        assert_eq!(file["name"], "meshlens-graph-versionedApp.png");
+        assert_eq!(file["type"], "image/png");
+        assert_eq!(file["head"], json!([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+        // The whole graph (full: true) at twice the scale: an image of some size.
+        assert!(
+            file["width"].as_u64().unwrap_or(0) >= 100
+                && file["height"].as_u64().unwrap_or(0) >= 100,
+            "{}",
+            json!([file["width"], file["height"], file["size"]])
+        );
+        no_console_errors(&c, "export").await;
     });
 }
 

@@ -263,11 +263,11 @@ export function toSvg(cy) {
     `<rect x="${bb.x1 - pad}" y="${bb.y1 - pad}" width="${bb.w + 2 * pad}" height="${bb.h + 2 * pad}" fill="#fff"/>`];
   cy.nodes('.box:visible').forEach((n) => {
     const b = n.boundingBox({ includeLabels: false });
-    parts.push(`<rect x="${b.x1}" y="${b.y1}" width="${b.w}" height="${b.h}" rx="6" fill="#f2f6fb" stroke="#6a7b91"/><text x="${b.x1 + b.w / 2}" y="${b.y1 - 4}" font-size="10" font-weight="bold" text-anchor="middle">${esc(n.data('label'))}</text>`);
+    parts.push(`<rect class="box" data-id="${esc(n.id())}" x="${b.x1}" y="${b.y1}" width="${b.w}" height="${b.h}" rx="6" fill="#f2f6fb" stroke="#6a7b91"/><text x="${b.x1 + b.w / 2}" y="${b.y1 - 4}" font-size="10" font-weight="bold" text-anchor="middle">${esc(n.data('label'))}</text>`);
   });
   cy.edges(':visible').forEach((e) => {
     const s = e.sourceEndpoint(), t = e.targetEndpoint(), c = e.data('color');
-    parts.push(`<line x1="${s.x}" y1="${s.y}" x2="${t.x}" y2="${t.y}" stroke="${c}" stroke-width="1.5"/>`);
+    parts.push(`<line class="edge" data-id="${esc(e.id())}" x1="${s.x}" y1="${s.y}" x2="${t.x}" y2="${t.y}" stroke="${c}" stroke-width="1.5"/>`);
     const ang = Math.atan2(t.y - s.y, t.x - s.x), a = 7;
     parts.push(`<polygon points="${t.x},${t.y} ${t.x - a * Math.cos(ang - 0.4)},${t.y - a * Math.sin(ang - 0.4)} ${t.x - a * Math.cos(ang + 0.4)},${t.y - a * Math.sin(ang + 0.4)}" fill="${c}"/>`);
     if (e.data('label')) parts.push(`<text x="${(s.x + t.x) / 2}" y="${(s.y + t.y) / 2 - 3}" font-size="9" text-anchor="middle">${esc(e.data('label'))}</text>`);
@@ -275,10 +275,11 @@ export function toSvg(cy) {
   cy.nodes(':visible').not('.box').forEach((n) => {
     const p = n.position(), r = 14, c = n.data('color');
     const shape = n.data('shape');
-    if (shape === 'triangle') parts.push(`<polygon points="${p.x},${p.y - r} ${p.x + r},${p.y + r} ${p.x - r},${p.y + r}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
-    else if (shape === 'round-rectangle') parts.push(`<rect x="${p.x - r}" y="${p.y - r}" width="${2 * r}" height="${2 * r}" rx="4" fill="#fff" stroke="${c}" stroke-width="2"/>`);
-    else if (shape === 'diamond' || n.hasClass('se')) parts.push(`<polygon points="${p.x},${p.y - r} ${p.x + r},${p.y} ${p.x},${p.y + r} ${p.x - r},${p.y}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
-    else parts.push(`<circle cx="${p.x}" cy="${p.y}" r="${r}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    const id = `class="node" data-id="${esc(n.id())}"`;
+    if (shape === 'triangle') parts.push(`<polygon ${id} points="${p.x},${p.y - r} ${p.x + r},${p.y + r} ${p.x - r},${p.y + r}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    else if (shape === 'round-rectangle') parts.push(`<rect ${id} x="${p.x - r}" y="${p.y - r}" width="${2 * r}" height="${2 * r}" rx="4" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    else if (shape === 'diamond' || n.hasClass('se')) parts.push(`<polygon ${id} points="${p.x},${p.y - r} ${p.x + r},${p.y} ${p.x},${p.y + r} ${p.x - r},${p.y}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
+    else parts.push(`<circle ${id} cx="${p.x}" cy="${p.y}" r="${r}" fill="#fff" stroke="${c}" stroke-width="2"/>`);
     String(n.data('label')).split('\n').forEach((line, i) => {
       parts.push(`<text x="${p.x}" y="${p.y + r + 12 + i * 11}" font-size="10" text-anchor="middle">${esc(line)}</text>`);
     });
