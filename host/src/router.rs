@@ -131,18 +131,12 @@ pub enum Reply {
 }
 
 impl Reply {
-    /// Serialises `value` as the JSON body.
-    pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Reply {
-        match serde_json::to_vec(value) {
-            Ok(body) => Reply::Json(body),
-            // Our own types always serialise; keep a body anyway rather than panic.
-            Err(e) => Reply::Json(
-                ApiError::internal(format!("serialisation failed: {e}"))
-                    .body()
-                    .to_string()
-                    .into_bytes(),
-            ),
-        }
+    /// Serialises `value` as the JSON body. A failure is a 500, never a 200 with an error
+    /// body (our own types always serialise; a map with non-string keys would not).
+    pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<Reply, ApiError> {
+        serde_json::to_vec(value)
+            .map(Reply::Json)
+            .map_err(|e| ApiError::internal(format!("serialisation failed: {e}")))
     }
 }
 
@@ -356,4 +350,31 @@ pub fn error_response(e: &ApiError) -> warp::http::Response<Vec<u8>> {
         _ => {}
     }
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn a_body_that_cannot_be_serialised_answers_500_with_the_error_body() {
+        // JSON object keys must be strings: serde_json refuses tuple keys.
+        let unserialisable: HashMap<(u8, u8), u8> = HashMap::from([((1, 2), 3)]);
+        let Err(e) = Reply::json(&unserialisable) else { panic!("serialised a tuple-keyed map") };
+        let resp = error_response(&e);
+        assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body: serde_json::Value = serde_json::from_slice(resp.body()).unwrap();
+        assert_eq!(body["code"], 500);
+        assert!(body["message"].as_str().unwrap().starts_with("serialisation failed: "), "{body}");
+    }
+
+    #[test]
+    fn a_serialisable_body_is_the_json_answer() {
+        let Ok(Reply::Json(body)) = Reply::json(&serde_json::json!({"status": "ok"})) else {
+            panic!("not a JSON reply")
+        };
+        assert_eq!(body, br#"{"status":"ok"}"#);
+    }
 }

@@ -14,7 +14,7 @@ fn app_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
         let state = ctx.state.cluster.state().await?;
-        Ok(Reply::json(&state.app_list(ns)))
+        Reply::json(&state.app_list(ns))
     })
 }
 
@@ -26,6 +26,6 @@ fn app_details(ctx: Ctx) -> HandlerFuture {
         let mut details = state.app_details(ns, app)?;
         // Runtimes come from the dashboards part (annotations, else one cached discovery query).
         crate::api::dashboards::fill_runtimes(&ctx.state, &state, ns, app, &mut details).await;
-        Ok(Reply::json(&details))
+        Reply::json(&details)
     })
 }

@@ -128,7 +128,7 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
             custom_dashboard_plan(template, ns, app, &params, ctx.state.metrics.default_time());
         let engine = ctx.state.metrics.clone();
         let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
-        Ok(Reply::json(&body))
+        Reply::json(&body)
     })
 }
 
@@ -155,7 +155,7 @@ fn app_dashboard(ctx: Ctx) -> HandlerFuture {
         };
         let plan = app_dashboard_plan(ns, app, &params, duration, now);
         let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
-        Ok(Reply::json(&body))
+        Reply::json(&body)
     })
 }
 

@@ -35,14 +35,14 @@ fn dashboard_info(ctx: Ctx) -> HandlerFuture {
             }
             Some(u) => u,
         };
-        Ok(Reply::json(&serde_json::json!({
+        Reply::json(&serde_json::json!({
             "url": url,
             "serviceDashboardPath": g.service_dashboard_path,
             "workloadDashboardPath": g.workload_dashboard_path,
             "varNamespace": g.var_namespace,
             "varService": g.var_service,
             "varWorkload": g.var_workload,
-        })))
+        }))
     })
 }
 
@@ -55,7 +55,7 @@ fn tracing_info(ctx: Ctx) -> HandlerFuture {
             Some(u) if !absolute_http_url(u) => Err(ApiError::NotAcceptable(
                 "the tracing URL in the configuration is not an absolute URL".into(),
             )),
-            Some(u) => Ok(Reply::json(&serde_json::json!({ "url": u }))),
+            Some(u) => Reply::json(&serde_json::json!({ "url": u })),
         }
     })
 }

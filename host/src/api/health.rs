@@ -94,11 +94,11 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
                 ServiceProxy { service, inbound: p.inbound, outbound: p.outbound }
             })
             .collect();
-        Ok(Reply::json(&AppHealth {
+        Reply::json(&AppHealth {
             deployment_statuses: app.workloads.iter().map(|w| status_of(w)).collect(),
             proxy,
             requests: target_requests(answers.get(requests)),
-        }))
+        })
     })
 }
 
@@ -117,10 +117,10 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let proxy =
             batch.add(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
         let answers = ctx.state.metrics.fetch(batch).await?;
-        Ok(Reply::json(&ServiceHealth {
+        Reply::json(&ServiceHealth {
             proxy: proxy_health(answers.get(proxy)),
             requests: target_requests(answers.get(requests)),
-        }))
+        })
     })
 }
 
@@ -139,10 +139,10 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
             .metrics
             .query_all(target_queries(ns, Target::Workload(name), ri, now))
             .await?;
-        Ok(Reply::json(&WorkloadHealth {
+        Reply::json(&WorkloadHealth {
             deployment_status: status_of(w),
             requests: target_requests(&results),
-        }))
+        })
     })
 }
 
@@ -191,6 +191,6 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
                 .collect(),
         };
         let results = ctx.state.metrics.query_all(namespace_queries(ns, kind, ri, now)).await?;
-        Ok(Reply::json(&namespace_health(kind, entities, &results)))
+        Reply::json(&namespace_health(kind, entities, &results))
     })
 }

@@ -13,6 +13,6 @@ fn mesh_config_list(ctx: Ctx) -> HandlerFuture {
         let ns = ctx.path("namespace")?;
         let objects = ctx.query("objects");
         let state = ctx.state.cluster.state().await?;
-        Ok(Reply::json(&state.mesh_config_list(ns, objects)?))
+        Reply::json(&state.mesh_config_list(ns, objects)?)
     })
 }

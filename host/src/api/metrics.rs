@@ -40,6 +40,6 @@ fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
         let plan = namespace_metrics_plan(ns, &params, duration, created, now)?;
         let results = engine.query_all(plan.queries.clone()).await?;
         let body = plan.assemble(results.into_iter().map(|r| Ok((*r).clone())).collect())?;
-        Ok(Reply::json(&body))
+        Reply::json(&body)
     })
 }

@@ -12,10 +12,10 @@ fn namespace_list(ctx: Ctx) -> HandlerFuture {
         let state = ctx.state.cluster.state().await?;
         let list = state.namespace_list();
         if !ctx.access.restricted() {
-            return Ok(Reply::json(&list));
+            return Reply::json(&list);
         }
         // Only the namespaces the caller may see.
         let list = ctx.access.filter(list, |n| n.name.as_str()).await?;
-        Ok(Reply::json(&list))
+        Reply::json(&list)
     })
 }

@@ -15,7 +15,7 @@ pub fn routes() -> Vec<Route> {
 
 /// The process is up and its runtime answers; nothing else is looked at.
 fn healthz(_ctx: Ctx) -> HandlerFuture {
-    Box::pin(async move { Ok(Reply::json(&serde_json::json!({"status": "ok"}))) })
+    Box::pin(async move { Reply::json(&serde_json::json!({"status": "ok"})) })
 }
 
 /// 200 when the cluster cache has synced, the backend answered recently and no shutdown
@@ -24,6 +24,6 @@ fn ready(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         crate::lifecycle::readiness(&ctx.state)
             .map_err(|why| ApiError::unavailable(format!("not ready: {why}")))?;
-        Ok(Reply::json(&serde_json::json!({"status": "ready"})))
+        Reply::json(&serde_json::json!({"status": "ready"}))
     })
 }

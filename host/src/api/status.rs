@@ -95,11 +95,7 @@ fn status(ctx: Ctx) -> HandlerFuture {
             }
             warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
         }
-        Ok(Reply::json(&StatusInfo {
-            status,
-            external_services: services,
-            warning_messages: warnings,
-        }))
+        Reply::json(&StatusInfo { status, external_services: services, warning_messages: warnings })
     })
 }
 

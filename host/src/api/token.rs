@@ -16,8 +16,6 @@ fn get_token(ctx: Ctx) -> HandlerFuture {
         crate::telemetry::set_user(&user);
         let issued =
             state.auth.issue(&user, kube, state.config.auth.token_lifetime.0, state.started)?;
-        Ok(Reply::json(
-            &serde_json::json!({ "token": issued.token, "expired_at": issued.expired_at }),
-        ))
+        Reply::json(&serde_json::json!({ "token": issued.token, "expired_at": issued.expired_at }))
     })
 }

@@ -124,7 +124,7 @@ fn namespace_validations(ctx: Ctx) -> HandlerFuture {
         let out =
             with_state(&ctx, move |state| Ok(validate_namespace(&ns, &input_for(state, &ns)?)))
                 .await?;
-        Ok(Reply::json(&out))
+        Reply::json(&out)
     })
 }
 
@@ -145,7 +145,7 @@ fn object_validations(ctx: Ctx) -> HandlerFuture {
             Ok(validate_object(&ns, &object_type, &object, &input_for(state, &ns)?)?)
         })
         .await?;
-        Ok(Reply::json(&out))
+        Reply::json(&out)
     })
 }
 
@@ -157,6 +157,6 @@ fn service_validations(ctx: Ctx) -> HandlerFuture {
             Ok(validate_service(&ns, &service, &input_for(state, &ns)?)?)
         })
         .await?;
-        Ok(Reply::json(&out))
+        Reply::json(&out)
     })
 }

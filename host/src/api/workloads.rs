@@ -17,7 +17,7 @@ fn workload_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
         let state = ctx.state.cluster.state().await?;
-        Ok(Reply::json(&state.workload_list(ns)?))
+        Reply::json(&state.workload_list(ns)?)
     })
 }
 
@@ -26,6 +26,6 @@ fn workload_details(ctx: Ctx) -> HandlerFuture {
         let ns = ctx.path("namespace")?;
         let name = ctx.path("workload")?;
         let state = ctx.state.cluster.state().await?;
-        Ok(Reply::json(&state.workload_details(ns, name)?))
+        Reply::json(&state.workload_details(ns, name)?)
     })
 }
