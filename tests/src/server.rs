@@ -35,6 +35,18 @@ pub fn ensure_built() {
         // package set would unify features differently and rebuild half the graph).
         let mut cmd = Command::new(cargo);
         cmd.current_dir(workspace_root()).args(["build", "--workspace"]);
+        // What cargo sets for this test process is not set in a shell: build scripts that
+        // watch these (ring watches CARGO_MANIFEST_DIR and CARGO_PKG_NAME) would otherwise
+        // rebuild here, and again at the next `cargo test`.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if ["CARGO_PKG_", "CARGO_BIN_", "CARGO_MANIFEST_"].iter().any(|p| key.starts_with(p))
+                || ["CARGO_CRATE_NAME", "CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR"]
+                    .contains(&&*key)
+            {
+                cmd.env_remove(&*key);
+            }
+        }
         if profile.file_name().and_then(|n| n.to_str()) == Some("release") {
             cmd.arg("--release");
         }
