@@ -9,3 +9,4 @@ pub mod kube_reviews;
 pub mod prometheus;
 pub mod rbac;
 pub mod server;
+pub mod victoria;
