@@ -51,7 +51,16 @@ pub fn with_mixer() -> &'static [ResourceDef] {
 
 /// The ClusterRole of `deploy/kubernetes/clusterrole.yaml`.
 pub fn deploy_role() -> ClusterRole {
-    let path = crate::server::workspace_root().join("deploy/kubernetes/clusterrole.yaml");
+    role_file("deploy/kubernetes/clusterrole.yaml")
+}
+
+/// The ClusterRole the `token-auth` component adds (`deploy/kubernetes/components/token-auth`).
+pub fn token_auth_role() -> ClusterRole {
+    role_file("deploy/kubernetes/components/token-auth/clusterrole.yaml")
+}
+
+fn role_file(relative: &str) -> ClusterRole {
+    let path = crate::server::workspace_root().join(relative);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -226,7 +235,8 @@ mod tests {
     }
 
     #[test]
-    fn the_deploy_role_parses() {
+    fn the_deploy_roles_parse() {
         assert!(!deploy_role().rules.unwrap_or_default().is_empty());
+        assert!(!token_auth_role().rules.unwrap_or_default().is_empty());
     }
 }

@@ -8,6 +8,10 @@
 //! - Removing any one resource, or any one verb, from the role breaks something a user
 //!   sees: an answer, a `/status` warning, or a logged warning naming the refusal.
 //! - Two replicas with the Secret's key accept each other's tokens.
+//! - The Deployment's probe paths and scrape path answer, without credentials.
+//! - With the `token-auth` component (its role added, its Deployment patch applied), a
+//!   user's own token logs in and sees the namespaces RBAC gives them; without either of
+//!   its rules, it does not.
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -15,11 +19,15 @@ use integration_tests::{
     fixtures::read_fixtures,
     in_cluster::InCluster,
     kube_api::{KubeApi, Options},
+    kube_reviews::Reviews,
     prometheus::{PromServer, fixture},
-    rbac::{Rbac, deploy_role, with_mixer},
+    rbac::{Rbac, deploy_role, token_auth_role, with_mixer},
     server::{BUNDLED, Meshlens, basic_auth, plugin_dir, workspace_root},
 };
-use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::api::{
+    apps::v1::Deployment,
+    rbac::v1::{ClusterRole, PolicyRule},
+};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "service-account-token-of-meshlens";
@@ -56,12 +64,22 @@ struct Cluster {
 }
 
 async fn cluster() -> Cluster {
+    cluster_with(&deploy_role(), None).await
+}
+
+/// The cluster with the API server enforcing `role`, and answering reviews from `reviews`.
+async fn cluster_with(role: &ClusterRole, reviews: Option<Arc<Reviews>>) -> Cluster {
     let root = workspace_root();
     let paths = vec![root.join("config/demo"), root.join("tests/fixtures/cluster")];
     let mut objects = read_fixtures(&paths);
     objects.extend(mixer_objects());
-    let rbac = Arc::new(Rbac::new(&deploy_role(), TOKEN));
-    let opts = Options { resources: with_mixer(), rbac: Some(rbac.clone()), ..Default::default() };
+    let rbac = Arc::new(Rbac::new(role, TOKEN));
+    let opts = Options {
+        resources: with_mixer(),
+        rbac: Some(rbac.clone()),
+        reviews,
+        ..Default::default()
+    };
     let api = KubeApi::start(objects, opts).await;
     let pod = InCluster::start(&api, TOKEN).await;
     let mixer = tempfile::tempdir().expect("temp dir");
@@ -307,5 +325,115 @@ async fn replicas_with_the_secret_key_accept_each_others_tokens() {
         } else {
             assert!(r.json().as_array().is_some_and(|n| n.iter().any(|n| n["name"] == "bookinfo")));
         }
+    }
+}
+
+fn yaml(relative: &str) -> Value {
+    let path = workspace_root().join(relative);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deployments_probes_and_scrape_path_answer_without_credentials() {
+    let d: Deployment = serde_json::from_value(yaml("deploy/kubernetes/deployment.yaml"))
+        .expect("deployment.yaml is a Deployment");
+    let tmpl = d.spec.as_ref().map(|s| &s.template).expect("template");
+    let c = &tmpl.spec.as_ref().expect("pod spec").containers[0];
+    let cluster = cluster().await;
+    // The ConfigMap's config: its port is the container port the probes name (see
+    // deploy_manifests.rs); here the process listens on an OS-picked one instead.
+    let m = cluster.replica(SIGNING_KEY, &[]);
+    let mut probes = Vec::new();
+    for (what, probe) in [("liveness", &c.liveness_probe), ("readiness", &c.readiness_probe)] {
+        let http = probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("httpGet probe");
+        assert!(http.scheme.as_deref().is_none_or(|s| s == "HTTP"), "{what}: plain HTTP");
+        assert_eq!(http.http_headers, None, "{what}: the kubelet sends no credentials");
+        probes.push((what, http.path.clone().expect("probe path")));
+    }
+    let ann = tmpl.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default();
+    probes.push(("scrape", ann.get("prometheus.io/path").cloned().expect("scrape path")));
+    for (what, path) in &probes {
+        // Readiness follows the cluster sync: bounded wait for it.
+        let mut r = m.get(path);
+        for _ in 0..100 {
+            if r.status == 200 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            r = m.get(path);
+        }
+        assert_eq!(r.status, 200, "{what} {path}: {}", r.text());
+    }
+    assert!(m.get(&probes[2].1).text().contains("meshlens_build_info{"));
+    // The probes answer because they are public, not because nothing is checked.
+    let r = m.get("/api/namespaces");
+    assert_eq!(r.status, 401, "{}", r.text());
+}
+
+/// The variables the `token-auth` component's Deployment patch adds.
+fn token_auth_env() -> Vec<(String, String)> {
+    let patch = yaml("deploy/kubernetes/components/token-auth/deployment-patch.yaml");
+    let env = patch.pointer("/spec/template/spec/containers/0/env").expect("env in the patch");
+    env.as_array()
+        .expect("env list")
+        .iter()
+        .map(|e| {
+            let field = |k: &str| e[k].as_str().expect("name and literal value").to_string();
+            (field("name"), field("value"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_auth_component_grants_exactly_the_reviews_the_token_strategy_sends() {
+    const ALICE: &str = "token-of-alice";
+    let reviews = Reviews::new();
+    reviews.user("alice", ALICE, &["bookinfo"]);
+    let base = deploy_role().rules.unwrap_or_default();
+    let extra = token_auth_role().rules.unwrap_or_default();
+    let mut role = deploy_role();
+    role.rules = Some(base.iter().chain(&extra).cloned().collect());
+    let c = cluster_with(&role, Some(reviews.clone())).await;
+    let env = token_auth_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let visible = |m: &Meshlens, token: &str| {
+        let r = m.get_with("/api/namespaces", &[("Authorization", &format!("Bearer {token}"))]);
+        let names: Vec<String> = r
+            .json()
+            .as_array()
+            .map(|a| a.iter().filter_map(|n| n["name"].as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        (r.status, names)
+    };
+
+    let m = c.replica(SIGNING_KEY, &env);
+    let (_, status) = get(&m, "/api/status");
+    assert_eq!(status["status"]["authStrategy"], "token", "{status}");
+    assert_eq!(visible(&m, ALICE), (200, vec!["bookinfo".to_string()]));
+    assert_eq!(visible(&m, "not-a-known-token").0, 401);
+    assert!(reviews.token_reviews() > 0 && reviews.access_reviews() > 0);
+    assert_eq!(c.rbac.denied(), Vec::<String>::new());
+    drop(m);
+
+    // Each rule of the component taken out, then the base role alone: the login breaks.
+    let mut narrower: Vec<Vec<PolicyRule>> = (0..extra.len())
+        .map(|i| {
+            let mut rs = extra.clone();
+            rs.remove(i);
+            base.iter().chain(&rs).cloned().collect()
+        })
+        .collect();
+    narrower.push(base.clone());
+    for rules in narrower {
+        c.rbac.set_rules(rules.clone());
+        let m = c.replica(SIGNING_KEY, &env);
+        let (status, names) = visible(&m, ALICE);
+        assert_ne!(status, 200, "{names:?} with {} rules", rules.len());
+        let denied = c.rbac.denied();
+        assert!(
+            denied.iter().any(|d| d.starts_with("create ") && d.contains("reviews.")),
+            "{denied:?}"
+        );
     }
 }

@@ -290,3 +290,44 @@ fn ports_probes_paths_and_names_agree() {
     assert_eq!(from_secret, ["MESHLENS_AUTH__SIGNING_KEY", "MESHLENS_AUTH__PASSWORD"]);
     assert!(env.iter().all(|e| e.value.is_none()), "no literal values in env");
 }
+
+#[test]
+fn the_token_auth_component_adds_its_role_and_patches_the_base_deployment() {
+    let dir = kube_dir().join("components/token-auth");
+    let k: Value = serde_saphyr::from_str(&read(&dir.join("kustomization.yaml"))).expect("YAML");
+    assert_eq!(k["kind"], "Component");
+    let m = manifests();
+    let (mut role, mut binding) = (None, None);
+    for r in k["resources"].as_array().expect("resources") {
+        let file = r.as_str().expect("resource file");
+        let doc: Value = serde_saphyr::from_str(&read(&dir.join(file))).expect("YAML");
+        match doc["kind"].as_str() {
+            Some("ClusterRole") => role = Some(typed::<ClusterRole>(file, &doc)),
+            Some("ClusterRoleBinding") => binding = Some(typed::<ClusterRoleBinding>(file, &doc)),
+            other => panic!("{file}: unexpected kind {other:?}"),
+        }
+    }
+    let (role, binding) = (role.expect("a ClusterRole"), binding.expect("a ClusterRoleBinding"));
+    // Its own names, so it adds to the base role instead of replacing it.
+    assert_ne!(role.metadata.name, m.role.metadata.name);
+    assert_ne!(binding.metadata.name, m.binding.metadata.name);
+    assert_eq!(Some(binding.role_ref.name.clone()), role.metadata.name);
+    assert_eq!(binding.subjects, m.binding.subjects, "bound to the base service account");
+    for rule in role.rules.as_ref().expect("rules") {
+        assert_eq!(rule.verbs, ["create"], "reviews are only ever created");
+    }
+
+    // The patch names the base Deployment and its container (a strategic merge would add a
+    // second container otherwise) and only adds variables.
+    let patches = k["patches"].as_array().expect("patches");
+    assert_eq!(patches.len(), 1);
+    let file = patches[0]["path"].as_str().expect("patch path");
+    let patch: Value = serde_saphyr::from_str(&read(&dir.join(file))).expect("YAML");
+    assert_eq!(patch["kind"], "Deployment");
+    assert_eq!(patch["metadata"]["name"].as_str(), m.deployment.metadata.name.as_deref());
+    let containers = patch.pointer("/spec/template/spec/containers").expect("containers");
+    assert_eq!(containers.as_array().map(Vec::len), Some(1));
+    assert_eq!(containers[0]["name"].as_str(), Some(container(&m.deployment).name.as_str()));
+    let keys: Vec<&String> = containers[0].as_object().expect("container").keys().collect();
+    assert_eq!(keys, ["env", "name"]);
+}
