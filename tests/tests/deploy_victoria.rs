@@ -6,22 +6,10 @@
 
 use integration_tests::{
     prometheus::{PromServer, fixture},
-    server::{Meshlens, plugin_dir},
+    server::{BUNDLED, Meshlens, plugin_dir},
     victoria::VmServer,
 };
 use serde_json::Value;
-
-const PLUGINS: &[&str] = &[
-    "metrics-prometheus",
-    "dashboards-builtin",
-    "appender-service-entry",
-    "appender-dead-node",
-    "appender-response-time",
-    "appender-security-policy",
-    "appender-unused-node",
-    "appender-mesh",
-    "appender-sidecars-check",
-];
 
 /// Relative difference allowed between the stores' numbers: both evaluate in float64, in
 /// their own order of operations. On this data (samples every 15 s, no counter resets,
@@ -30,7 +18,7 @@ const PLUGINS: &[&str] = &[
 const REL: f64 = 1e-6;
 
 fn meshlens(url: &str) -> Meshlens {
-    let dir = plugin_dir(PLUGINS);
+    let dir = plugin_dir(BUNDLED);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
          [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
