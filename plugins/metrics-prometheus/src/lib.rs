@@ -16,16 +16,14 @@
 //! multi-thread runtime created in `configure` and blocks on it per call.
 #![forbid(unsafe_code)]
 
+pub mod answer;
 pub mod promql;
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use base64::Engine as _;
-use plugin_api::{
-    BackendStatus, Label, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime, Sample,
-    Series, abi_stable::std_types::RVec,
-};
-use prometheus_http_query::{Client, Error as PromError, response::Data};
+use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime};
+use prometheus_http_query::{Client, Error as PromError};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use tokio::runtime::Runtime;
 
@@ -219,6 +217,37 @@ fn map_error(e: PromError) -> PluginError {
     }
 }
 
+/// Reads the body and decodes it in one pass ([`answer::decode`]).
+async fn read_answer(resp: reqwest::Response) -> Result<QueryResult, PluginError> {
+    let status = resp.status();
+    let json = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !json {
+        return Err(match resp.error_for_status() {
+            Err(e) if e.status() == Some(reqwest::StatusCode::BAD_REQUEST) => {
+                PluginError::invalid(format!("the store refused the query: {e}"))
+            }
+            Err(e) => {
+                PluginError::unavailable(format!("the store cannot be reached: {}", chain(&e)))
+            }
+            Ok(_) => PluginError::internal(format!(
+                "the store answered {status} with a body that is not JSON"
+            )),
+        });
+    }
+    let body = resp.bytes().await.map_err(|e| {
+        PluginError::unavailable(format!("cannot read the store's answer: {}", chain(&e)))
+    })?;
+    match answer::decode(&body) {
+        Ok(answer::Answer::Data(result)) => Ok(result),
+        Ok(answer::Answer::Error(e)) => Err(map_error(PromError::Prometheus(e))),
+        Err(e) => Err(PluginError::internal(format!("cannot decode the store's answer: {e}"))),
+    }
+}
+
 /// The error and its causes on one line (reqwest hides "connection refused" in a source).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
@@ -229,44 +258,6 @@ fn chain(e: &dyn std::error::Error) -> String {
         cur = s.source();
     }
     text
-}
-
-fn labels(metric: std::collections::HashMap<String, String>) -> RVec<Label> {
-    let sorted: BTreeMap<String, String> = metric.into_iter().collect();
-    sorted.into_iter().map(|(k, v)| Label::new(k, v)).collect()
-}
-
-fn convert(data: Data) -> QueryResult {
-    let series = match data {
-        Data::Vector(v) => v
-            .into_iter()
-            .map(|iv| {
-                let (metric, s) = iv.into_inner();
-                Series {
-                    labels: labels(metric),
-                    samples: vec![Sample { t: s.timestamp(), v: s.value() }].into(),
-                }
-            })
-            .collect(),
-        Data::Matrix(m) => m
-            .into_iter()
-            .map(|rv| {
-                let (metric, samples) = rv.into_inner();
-                Series {
-                    labels: labels(metric),
-                    samples: samples
-                        .iter()
-                        .map(|s| Sample { t: s.timestamp(), v: s.value() })
-                        .collect(),
-                }
-            })
-            .collect(),
-        Data::Scalar(s) => vec![Series {
-            labels: RVec::new(),
-            samples: vec![Sample { t: s.timestamp(), v: s.value() }].into(),
-        }],
-    };
-    QueryResult { series: series.into() }
 }
 
 impl Connected {
@@ -282,22 +273,22 @@ impl Connected {
         // Prometheus's own limit, so it stops working on a query nobody waits for.
         let timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX).max(1);
         let fut = async {
-            match q.time {
+            let sent = match q.time {
                 QueryTime::Instant(t) => {
-                    self.client.query(&text).at(t).timeout(timeout_ms).get().await
+                    self.client.query(&text).at(t).timeout(timeout_ms).get_raw().await
                 }
                 QueryTime::Range { start, end, step } => {
                     self.client
                         .query_range(&text, start, end, step as f64)
                         .timeout(timeout_ms)
-                        .get()
+                        .get_raw()
                         .await
                 }
-            }
+            };
+            read_answer(sent.map_err(map_error)?).await
         };
         tracing::debug!(query = %text, "prometheus query");
-        let answer = self
-            .runtime
+        self.runtime
             .block_on(async {
                 tokio::time::timeout(timeout.max(Duration::from_millis(1)), fut).await
             })
@@ -306,8 +297,7 @@ impl Connected {
                     "the store did not answer within {} ms",
                     timeout.as_millis()
                 ))
-            })?;
-        answer.map(|r| convert(r.into_inner().0)).map_err(map_error)
+            })?
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {
