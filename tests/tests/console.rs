@@ -430,6 +430,44 @@ fn console_on_the_demo() {
                 || d["hasMissingSC"] == true
         });
         assert_eq!(split_ids(&drawn["found"]), want);
+        let edge_ids = |f: &dyn Fn(&Value) -> bool| -> BTreeSet<String> {
+            edges
+                .iter()
+                .filter(|e| f(&e["data"]))
+                .map(|e| e["data"]["id"].as_str().expect("id").to_string())
+                .collect()
+        };
+        let rps = |d: &Value| -> f64 {
+            ["http", "grpc"]
+                .iter()
+                .filter_map(|k| {
+                    d["traffic"]["rates"][k].as_str().and_then(|s| s.parse::<f64>().ok())
+                })
+                .sum()
+        };
+        // The issue's examples, each against the API's own fields.
+        for (expr, want) in [
+            ("rps > 5", edge_ids(&|d| rps(d) > 5.0)),
+            ("ns = istio-system", node_ids(&|d| d["namespace"] == "istio-system")),
+            ("hasCB", node_ids(&|d| d["hasCB"] == true)),
+            (
+                "node = workload and not ns = bookinfo",
+                node_ids(&|d| d["nodeType"] == "workload" && d["namespace"] != "bookinfo"),
+            ),
+        ] {
+            assert!(!want.is_empty(), "{expr} selects something in the demo");
+            type_into(&c, "ctl-find", expr).await;
+            let drawn = wait_graph(&c).await;
+            assert_eq!(split_ids(&drawn["found"]), want, "find {expr}");
+        }
+        // Hiding edges removes exactly those edges and no node.
+        type_into(&c, "ctl-find", "").await;
+        type_into(&c, "ctl-hide", "%error > 1").await;
+        let drawn = wait_graph(&c).await;
+        let failing = edge_ids(&|d| pct(d) > 1.0);
+        assert_eq!(split_ids(&drawn["hidden"]), failing);
+        assert_eq!(drawn["edges"], json!((edges.len() - failing.len()).to_string()));
+        assert_eq!(drawn["nodes"], json!(nodes.len().to_string()));
         type_into(&c, "ctl-hide", "node = service").await;
         let drawn = wait_graph(&c).await;
         let kept = node_ids(&|d| d["nodeType"] != "service");
@@ -880,33 +918,26 @@ fn console_graph_on_prometheus_matches_the_api() {
     });
 }
 
-/// Benchmark (ignored by default; prints figures, asserts nothing about time):
-/// `cargo test -p integration-tests --test console -- --ignored --nocapture console_benchmark`
-///
-/// In headless Chromium, with the Performance API: time from navigation to the first drawn
-/// graph (demo, versionedApp), time to a drawn graph of the scale benchmark's mesh (200
-/// namespaces x 10 workloads: 2,001 nodes / 2,000 edges, and with service nodes 4,001 / 4,000),
-/// the longest main-thread task while it draws, and the bytes the console's assets transfer.
-#[test]
-#[ignore]
-fn console_benchmark() {
+/// The scale benchmarks' mesh: `namespaces` namespaces of a 10-workload chain each (plus the
+/// shared `unknown` caller), `minutes` of traffic ending at 1700000000, in the embedded store.
+fn synthetic_mesh(namespaces: usize, minutes: &str) -> Meshlens {
     use std::fmt::Write as _;
-    let m = demo();
     let synthetic = tempfile::tempdir().expect("temp dir");
     let mut y = String::new();
-    for n in 0..200 {
+    for n in 0..namespaces {
         let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
     }
     std::fs::write(synthetic.path().join("namespaces.yaml"), y).expect("manifests");
+    let count = namespaces.to_string();
     let f = fixture(&[
         "--topology",
         "synthetic",
         "--namespaces",
-        "200",
+        &count,
         "--workloads",
         "10",
         "--minutes",
-        "10",
+        minutes,
         "--end",
         "1700000000",
     ]);
@@ -917,7 +948,86 @@ fn console_benchmark() {
         synthetic.path(),
         f.openmetrics
     );
-    let big = Meshlens::start(&cfg, &[], vec![dir, synthetic]).expect("meshlens starts");
+    Meshlens::start(&cfg, &[], vec![dir, synthetic]).expect("meshlens starts")
+}
+
+/// A graph past the big-graph threshold (801 nodes) takes the fast path: still exactly the
+/// API's nodes and edges, find still exact, and labels appear for the nodes in view once the
+/// user zooms in (none at the fitted overview, where they would be unreadable).
+#[test]
+fn console_big_graph_matches_the_api_and_labels_what_is_in_view() {
+    let m = synthetic_mesh(40, "3");
+    let ns: Vec<String> = (0..40).map(|i| format!("ns-{i}")).collect();
+    let ns = ns.join(",");
+    with_browser(|c| async move {
+        let q = format!(
+            "namespaces={ns}&graphType=workload&injectServiceNodes=true&duration=120s&queryTime=1700000000"
+        );
+        let g = graph_matches_api(&c, &m, &q, &format!("/api/namespaces/graph?{q}")).await;
+        let nodes = g["elements"]["nodes"].as_array().expect("nodes");
+        assert_eq!(nodes.len(), 801, "40 x (10 workloads + 10 services) + unknown");
+        no_console_errors(&c, "big graph").await;
+        // Labels of the nodes in view, and only those. labelInView runs 120 ms after the
+        // view stops moving; the wait below is bounded by wait_js.
+        let labelled = "const cy = window.meshlensGraph; const e = cy.extent();
+            const inView = cy.nodes().filter((n) => { const p = n.position(); return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2; });
+            return {zoom: cy.zoom(), labelled: cy.nodes('.lbl').map((n) => n.id()).sort(), inView: inView.map((n) => n.id()).sort()};";
+        let overview = js(&c, labelled, vec![]).await;
+        assert!(overview["zoom"].as_f64().unwrap_or(9.0) < 0.7, "{}", overview["zoom"]);
+        assert_eq!(overview["labelled"], json!([]), "no labels at the overview");
+        screenshot(&c, "graph-big").await;
+        let target = nodes
+            .iter()
+            .find(|n| n["data"]["workload"] == "w5-v1" && n["data"]["namespace"] == "ns-7")
+            .expect("w5-v1 of ns-7");
+        js(
+            &c,
+            "const cy = window.meshlensGraph; cy.zoom(1.5); cy.center(cy.getElementById(arguments[0]));",
+            vec![target["data"]["id"].clone()],
+        )
+        .await;
+        let zoomed = wait_js(
+            &c,
+            &format!("const v = (() => {{ {labelled} }})(); return v.labelled.length > 0 && v;"),
+            "labels after zooming in",
+        )
+        .await;
+        assert_eq!(zoomed["labelled"], zoomed["inView"], "labels exactly for the nodes in view");
+        assert!(
+            zoomed["labelled"]
+                .as_array()
+                .expect("ids")
+                .iter()
+                .any(|id| id == &target["data"]["id"]),
+            "{zoomed}"
+        );
+        screenshot(&c, "graph-big-zoomed").await;
+        // Find is as exact on the fast path.
+        type_into(&c, "ctl-find", "name = w3").await;
+        let drawn = wait_graph(&c).await;
+        let want: BTreeSet<String> = nodes
+            .iter()
+            .filter(|n| n["data"]["nodeType"] == "service" && n["data"]["service"] == "w3")
+            .map(|n| n["data"]["id"].as_str().expect("id").to_string())
+            .collect();
+        assert_eq!(want.len(), 40, "one w3 service per namespace (workloads are named w3-v1)");
+        assert_eq!(split_ids(&drawn["found"]), want);
+        no_console_errors(&c, "big graph find").await;
+    });
+}
+
+/// Benchmark (ignored by default; prints figures, asserts nothing about time):
+/// `cargo test -p integration-tests --test console -- --ignored --nocapture console_benchmark`
+///
+/// In headless Chromium, with the Performance API: time from navigation to the first drawn
+/// graph (demo, versionedApp), time to a drawn graph of the scale benchmark's mesh (200
+/// namespaces x 10 workloads: 2,001 nodes / 2,000 edges, and with service nodes 4,001 / 4,000),
+/// the longest main-thread task while it draws, and the bytes the console's assets transfer.
+#[test]
+#[ignore]
+fn console_benchmark() {
+    let m = demo();
+    let big = synthetic_mesh(200, "10");
     let ns: Vec<String> = (0..200).map(|i| format!("ns-{i}")).collect();
     let ns = ns.join(",");
     with_browser(|c| async move {
@@ -949,24 +1059,51 @@ fn console_benchmark() {
             t["decoded"],
             t["longest_task"].as_f64().unwrap_or(0.0)
         );
+        // The phases of one draw, from the page's marks and the worker's measures.
+        let phases = "const at = (n) => { const e = performance.getEntriesByName(n).pop(); return e ? e.startTime : NaN; };
+            const dur = (n) => { const e = performance.getEntriesByName(n).pop(); return e ? e.duration : NaN; };
+            const r = at('meshlens-graph-request');
+            return {fetch: at('meshlens-graph-fetched') - r, add: at('meshlens-graph-added') - at('meshlens-graph-fetched'),
+              worker_build: dur('meshlens-layout-build'), worker_layout: dur('meshlens-layout-run'),
+              laid_out: at('meshlens-graph-laid-out') - r, counted: at('meshlens-graph-counted') - r, drawn: at('meshlens-graph-drawn') - r}";
         for extra in ["", "&injectServiceNodes=true"] {
-            c.goto(&format!("{}/console/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}", base(&big))).await.expect("open");
-            js(&c, observe, vec![]).await;
-            let g = wait_graph(&c).await;
-            let t = js(&c, timing, vec![]).await;
-            let api = big.get(&format!("/api/namespaces/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}"));
+            let path = format!(
+                "/api/namespaces/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}"
+            );
+            let api = big.get(&path);
             let started = std::time::Instant::now();
-            let _ = big.get(&format!("/api/namespaces/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}"));
+            let _ = big.get(&path);
+            let api_ms = started.elapsed().as_millis();
+            let mut runs = Vec::new();
+            for run in 1..=3 {
+                c.goto(&format!("{}/console/graph?namespaces={ns}&graphType=workload&duration=600s&queryTime=1700000000{extra}", base(&big))).await.expect("open");
+                js(&c, observe, vec![]).await;
+                let g = wait_graph(&c).await;
+                let t = js(&c, timing, vec![]).await;
+                let p = js(&c, phases, vec![]).await;
+                let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                println!(
+                    "console bench: scale mesh{extra} run {run} ({} nodes / {} edges, {} bytes of JSON, API alone {api_ms} ms): drawn {:.0} ms after navigation start, request to drawn {:.0} ms [fetch+parse {:.0}, add+style {:.0}, worker build {:.0} + layout {:.0}, laid out at {:.0}, counted at {:.0}, painted at {:.0}]; longest main-thread task {:.0} ms",
+                    g["nodes"],
+                    g["edges"],
+                    api.body.len(),
+                    f(&t, "drawn"),
+                    f(&t, "request_to_drawn"),
+                    f(&p, "fetch"),
+                    f(&p, "add"),
+                    f(&p, "worker_build"),
+                    f(&p, "worker_layout"),
+                    f(&p, "laid_out"),
+                    f(&p, "counted"),
+                    f(&p, "drawn"),
+                    f(&t, "longest_task"),
+                );
+                runs.push(f(&t, "request_to_drawn"));
+            }
+            runs.sort_by(f64::total_cmp);
             println!(
-                "console bench: scale mesh{} ({} nodes / {} edges, {} bytes of JSON, API alone {} ms): first drawn {:.0} ms after navigation start, request to drawn {:.0} ms; longest main-thread task {:.0} ms",
-                extra,
-                g["nodes"],
-                g["edges"],
-                api.body.len(),
-                started.elapsed().as_millis(),
-                t["drawn"].as_f64().unwrap_or(-1.0),
-                t["request_to_drawn"].as_f64().unwrap_or(-1.0),
-                t["longest_task"].as_f64().unwrap_or(0.0)
+                "console bench: scale mesh{extra}: request to drawn, median of 3: {:.0} ms",
+                runs[1]
             );
         }
     });

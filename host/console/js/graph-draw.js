@@ -102,7 +102,10 @@ function style(big) {
       'text-background-opacity': 0.7, 'text-background-padding': 1 } },
     { selector: label, style: { label: 'data(label)' } },
     ...Object.entries(SHAPES).map(([t, shape]) => ({ selector: 'node.t-' + t, style: { shape } })),
-    ...['healthy', 'degraded', 'failing', 'na'].map((c) => ({ selector: 'node.c-' + c, style: { 'border-color': COLORS[c] } })),
+    // Big graphs fill nodes with their colour: at the fitted overview a node is a few pixels
+    // wide and a white disc with a thin ring is invisible (seen in the screenshot).
+    ...['healthy', 'degraded', 'failing', 'na'].map((c) => ({ selector: 'node.c-' + c,
+      style: big ? { 'border-color': COLORS[c], 'background-color': COLORS[c] } : { 'border-color': COLORS[c] } })),
     { selector: 'node.se', style: { shape: 'round-diamond' } },
     { selector: 'node.idle', style: { 'border-style': 'dashed', opacity: 0.7 } },
     { selector: 'node.box', style: {
