@@ -41,6 +41,7 @@ pub struct Config {
     pub external_services: ExternalServices,
     pub dashboards: DashboardsConfig,
     pub log: LogConfig,
+    pub limits: LimitsConfig,
     /// `[appenders.<name>]`: each appender's own table, handed to its `configure`.
     pub appenders: BTreeMap<String, serde_json::Value>,
 }
@@ -402,6 +403,58 @@ pub struct DashboardsConfig {
     pub folders: Vec<String>,
 }
 
+/// `[limits]`: what one request may cost, and how many run at once.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// `quantiles[]` values per request.
+    pub max_quantiles: usize,
+    /// `byLabels[]` values per request.
+    pub max_by_labels: usize,
+    /// Namespaces in one graph.
+    pub max_graph_namespaces: usize,
+    /// Longest `duration` and `rateInterval`.
+    pub max_window: HumanDuration,
+    /// How far past the server's clock `queryTime` may be.
+    pub max_query_time_skew: HumanDuration,
+    /// Points per range series (range / step).
+    pub max_points: u64,
+    /// Series accepted in one backend answer.
+    pub max_answer_series: u64,
+    /// Bytes accepted in one backend answer.
+    pub max_answer_bytes: u64,
+    /// Expensive requests (graph, dashboards, health, metrics, validations) running at once.
+    pub max_concurrent_requests: usize,
+    /// Expensive requests waiting for a slot; more are refused at once.
+    pub max_queued_requests: usize,
+    /// Longest wait for a slot before a 503 with `Retry-After`.
+    pub queue_wait: HumanDuration,
+    /// Backend queries in flight at once, over all requests.
+    pub max_backend_queries: usize,
+    /// Threads of the CPU pool (graph build, appenders, output); 0: one per core.
+    pub cpu_threads: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_quantiles: 10,
+            max_by_labels: 10,
+            max_graph_namespaces: 1000,
+            max_window: HumanDuration(Duration::from_secs(30 * 86_400)),
+            max_query_time_skew: HumanDuration(Duration::from_secs(300)),
+            max_points: 11_000,
+            max_answer_series: 100_000,
+            max_answer_bytes: 64 * 1024 * 1024,
+            max_concurrent_requests: 16,
+            max_queued_requests: 64,
+            queue_wait: HumanDuration(Duration::from_secs(2)),
+            max_backend_queries: 32,
+            cpu_threads: 0,
+        }
+    }
+}
+
 /// Why the configuration cannot be used; the message names the key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -524,6 +577,19 @@ impl Config {
                 "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"",
             );
         }
+        let l = &self.limits;
+        for (key, v) in [
+            ("limits.max_points", l.max_points),
+            ("limits.max_answer_series", l.max_answer_series),
+            ("limits.max_answer_bytes", l.max_answer_bytes),
+            ("limits.max_concurrent_requests", l.max_concurrent_requests as u64),
+            ("limits.max_backend_queries", l.max_backend_queries as u64),
+            ("limits.max_window", l.max_window.0.as_secs()),
+        ] {
+            if v == 0 {
+                fail(key, "must be above zero");
+            }
+        }
         for (name, table) in &self.metrics.backends {
             if !table.is_object() {
                 fail(
@@ -605,7 +671,8 @@ impl Config {
         Ok(())
     }
 
-    /// The JSON table for a metrics backend (`{}` when absent), plus `timeout_ms`.
+    /// The JSON table for a metrics backend (`{}` when absent), plus `timeout_ms` and the
+    /// answer caps (`max_series`, `max_bytes`) the backend enforces while reading.
     pub fn backend_table(&self, name: &str) -> serde_json::Value {
         let mut table =
             self.metrics.backends.get(name).cloned().unwrap_or_else(|| serde_json::json!({}));
@@ -614,6 +681,8 @@ impl Config {
                 "timeout_ms".into(),
                 serde_json::json!(self.metrics.timeout.0.as_millis() as u64),
             );
+            obj.insert("max_series".into(), serde_json::json!(self.limits.max_answer_series));
+            obj.insert("max_bytes".into(), serde_json::json!(self.limits.max_answer_bytes));
         }
         table
     }
@@ -755,6 +824,7 @@ mod tests {
         let t = cfg.backend_table("prometheus");
         assert_eq!(t["url"], "http://x:9090");
         assert_eq!(t["timeout_ms"], 10_000);
+        assert_eq!(t["max_series"], 100_000);
     }
 }
 

@@ -27,6 +27,9 @@ pub enum ApiError {
     Unavailable(String),
     #[error("{0}")]
     NotImplemented(String),
+    /// 503 with `Retry-After`: admission control refused the request.
+    #[error("{0}")]
+    Overloaded(String),
 }
 
 impl ApiError {
@@ -57,7 +60,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable(_) | ApiError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
         }
     }

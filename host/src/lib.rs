@@ -12,6 +12,7 @@ pub mod config;
 pub mod console;
 pub mod error;
 pub mod lifecycle;
+pub mod limits;
 pub mod listener;
 pub mod metrics_engine;
 pub mod params;

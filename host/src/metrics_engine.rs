@@ -71,13 +71,17 @@ pub enum MetricsError {
     BadQuery(String),
     #[error("metrics backend error: {0}")]
     Internal(String),
+    #[error("the metrics store's answer was too large: {0}")]
+    TooLarge(String),
 }
 
 impl From<MetricsError> for ApiError {
     fn from(e: MetricsError) -> Self {
         match e {
             MetricsError::BadQuery(_) => ApiError::bad_request(e.to_string()),
-            MetricsError::Internal(_) => ApiError::internal(e.to_string()),
+            MetricsError::Internal(_) | MetricsError::TooLarge(_) => {
+                ApiError::internal(e.to_string())
+            }
             _ => ApiError::unavailable(e.to_string()),
         }
     }
@@ -95,6 +99,10 @@ pub struct MetricsEngine {
     sent: AtomicU64,
     detected: Mutex<Option<DurationUnit>>,
     cache: Option<AnswerCache>,
+    /// Backend queries in flight at once, over all requests (`limits.max_backend_queries`).
+    slots: Arc<tokio::sync::Semaphore>,
+    /// Series accepted in one answer (`limits.max_answer_series`).
+    max_series: usize,
 }
 
 impl MetricsEngine {
@@ -114,6 +122,8 @@ impl MetricsEngine {
             sent: AtomicU64::new(0),
             detected: Mutex::new(None),
             cache: None,
+            slots: Arc::new(tokio::sync::Semaphore::new(tokio::sync::Semaphore::MAX_PERMITS)),
+            max_series: usize::MAX,
         }
     }
 
@@ -128,6 +138,13 @@ impl MetricsEngine {
     pub fn default_time(&self) -> i64 {
         let now = unix_now();
         self.cache.as_ref().map_or(now, |c| c.align(now))
+    }
+
+    /// Bounds backend queries in flight (over all requests) and the series of one answer.
+    pub fn with_limits(mut self, max_inflight: usize, max_series: u64) -> Self {
+        self.slots = Arc::new(tokio::sync::Semaphore::new(max_inflight.max(1)));
+        self.max_series = usize::try_from(max_series).unwrap_or(usize::MAX);
+        self
     }
 
     /// The configured backend's name.
@@ -147,6 +164,9 @@ impl MetricsEngine {
     /// the in-flight map. Left unpolled in the map, it would hand its old answer (an error
     /// from an outage, or old data) to the next identical query.
     pub async fn query(self: &Arc<Self>, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
+        // The calling request's deadline bounds the backend call too (the first caller's,
+        // when identical queries coalesce).
+        let deadline = crate::limits::current().map(|s| s.deadline);
         let key = q.cache_key();
         let m = telemetry::metrics();
         let cache = self.cache.as_ref().filter(|_| AnswerCache::accepts(&q, unix_now()));
@@ -171,7 +191,7 @@ impl MetricsEngine {
                 let this = self.clone();
                 let k = key.clone();
                 let task = tokio::spawn(async move {
-                    let r = this.send(q).await;
+                    let r = this.send(q, deadline).await;
                     // Into the cache before out of the in-flight map: no gap in which an
                     // identical query would be sent again.
                     if let (true, Some(c), Ok(answer)) = (keep, &this.cache, &r) {
@@ -208,17 +228,38 @@ impl MetricsEngine {
         pending.answered(results).map_err(|e| MetricsError::Internal(e.to_string()))
     }
 
-    async fn send(&self, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
+    async fn send(
+        &self,
+        q: MetricQuery,
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Arc<QueryResult>, MetricsError> {
         let backend =
             self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
-        self.sent.fetch_add(1, Ordering::Relaxed);
         let started = std::time::Instant::now();
-        let timeout_ms = self.timeout.as_millis() as u64;
-        let task = tokio::task::spawn_blocking(move || backend.query(&q, timeout_ms));
+        let limit = deadline
+            .map_or(self.timeout, |d| d.saturating_duration_since(started).min(self.timeout));
+        // Waiting for a slot counts against the deadline.
+        let permit = match tokio::time::timeout(limit, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(p)) => p,
+            _ => return Err(MetricsError::Timeout(self.timeout)),
+        };
+        let timeout_ms = limit.saturating_sub(started.elapsed()).as_millis().max(1) as u64;
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        let max_series = self.max_series;
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            backend.query(&q, timeout_ms)
+        });
         // The backend enforces the deadline itself; this one guards against a backend that does not.
-        let r = match tokio::time::timeout(self.timeout + Duration::from_millis(500), task).await {
+        let r = match tokio::time::timeout(Duration::from_millis(timeout_ms + 500), task).await {
             Err(_) => Err(MetricsError::Timeout(self.timeout)),
             Ok(Err(_)) => Err(MetricsError::Internal("query task failed".into())),
+            Ok(Ok(RResult::ROk(r))) if r.series.len() > max_series => {
+                Err(MetricsError::TooLarge(format!(
+                    "{} series, more than {max_series} (limits.max_answer_series)",
+                    r.series.len()
+                )))
+            }
             Ok(Ok(RResult::ROk(r))) => Ok(Arc::new(r)),
             Ok(Ok(RResult::RErr(e))) => Err(match e.kind {
                 plugin_api::ErrorKind::InvalidInput => MetricsError::BadQuery(e.message.into()),

@@ -10,6 +10,7 @@ use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use crate::{
     access::{Access, Identity},
     error::ApiError,
+    limits::{REQUEST, Scope},
     state::AppState,
     telemetry,
 };
@@ -29,6 +30,8 @@ pub struct Route {
     pub public: bool,
     /// Answers carry `Cache-Control: no-store` (credentials in the body).
     pub no_store: bool,
+    /// Goes through admission control (`[limits]`): queries the backend or builds a lot.
+    pub expensive: bool,
     segments: Vec<Segment>,
 }
 
@@ -49,7 +52,7 @@ impl Route {
                 None => Segment::Literal(s),
             })
             .collect();
-        Route { op, path, handler, public: false, no_store: false, segments }
+        Route { op, path, handler, public: false, no_store: false, expensive: false, segments }
     }
 
     /// Marks the route as answering without authentication.
@@ -61,6 +64,12 @@ impl Route {
     /// Marks the route's answers as not to be stored by caches.
     pub fn no_store(mut self) -> Route {
         self.no_store = true;
+        self
+    }
+
+    /// Marks the route as expensive: it waits for an admission slot (or gets 503).
+    pub fn expensive(mut self) -> Route {
+        self.expensive = true;
         self
     }
 
@@ -98,9 +107,18 @@ pub struct Ctx {
     pub access: Access,
     /// The client's address (the TCP peer; proxies are not looked through).
     pub client: Option<SocketAddr>,
+    /// The request's deadline and cancellation flag.
+    pub scope: Scope,
+    /// The admission slot of an expensive route.
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Ctx {
+    /// Takes the admission slot, to hand it to CPU work that may outlive the handler's
+    /// future by a moment: the slot is free only once that work stopped.
+    pub fn take_slot(&mut self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.slot.take()
+    }
     /// A path parameter (always present when the route matched).
     pub fn path(&self, name: &str) -> Result<&str, ApiError> {
         self.params
@@ -250,11 +268,16 @@ impl Router {
         let query = raw_query
             .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
             .unwrap_or_default();
-        let timeout = state.config.server.request_timeout.0;
         let handler = route.handler;
         let public = route.public;
+        let expensive = route.expensive;
         let op = route.op;
+        let scope = Scope::new(state.config.server.request_timeout.0);
+        // Dropped when this request ends for any reason, the client going away included.
+        let _cancel = scope.cancel_on_drop();
         // Authentication and access reviews may ask the API server: inside the deadline too.
+        // Admission comes after them, so refused callers never take a slot or a queue place.
+        let request = scope.clone();
         let fut = async move {
             let identity = if public {
                 Identity::Unauthenticated
@@ -269,11 +292,13 @@ impl Router {
             if let Some((_, ns)) = params.iter().find(|(n, _)| *n == "namespace") {
                 access.require(&[ns.as_str()]).await?;
             }
-            handler(Ctx { state, op, params, query, headers, access, client }).await
+            let slot = if expensive { Some(state.admission.admit().await?) } else { None };
+            handler(Ctx { state, op, params, query, headers, access, client, scope: request, slot })
+                .await
         };
         // A panic in a handler must answer 500 for that request, not end the connection.
-        let fut = std::panic::AssertUnwindSafe(fut).catch_unwind();
-        match tokio::time::timeout(timeout, fut).await {
+        let fut = REQUEST.scope(scope.clone(), std::panic::AssertUnwindSafe(fut).catch_unwind());
+        match tokio::time::timeout(scope.remaining(), fut).await {
             Ok(Ok(result)) => result.map(Answer::Reply),
             Ok(Err(_)) => Err(ApiError::internal("internal error while handling the request")),
             Err(_) => Err(ApiError::unavailable("the request timed out")),
@@ -346,6 +371,9 @@ pub fn error_response(e: &ApiError) -> warp::http::Response<Vec<u8>> {
         }
         ApiError::TooManyRequests { retry_after, .. } => {
             h.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after));
+        }
+        ApiError::Overloaded(_) => {
+            h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         _ => {}
     }

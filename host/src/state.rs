@@ -8,6 +8,7 @@ use crate::{
     access::Reviewer,
     auth,
     config::Config,
+    limits::{Admission, CpuPool},
     metrics_engine::MetricsEngine,
     plugins::{Registry, RegistryError},
 };
@@ -25,6 +26,10 @@ pub struct AppState {
     pub warnings: Vec<String>,
     /// Draining flag and the backend status the background probe keeps.
     pub lifecycle: crate::lifecycle::Lifecycle,
+    /// Admission control for expensive operations (`[limits]`).
+    pub admission: Admission,
+    /// Where graph builds, appenders and output run.
+    pub cpu: CpuPool,
 }
 
 /// Why the service cannot start.
@@ -85,8 +90,11 @@ impl AppState {
         };
         let metrics = Arc::new(
             MetricsEngine::new(backend, &backend_name, missing, config.metrics.timeout.0)
-                .with_cache(config.metrics.cache_ttl.0, config.metrics.cache_max_bytes),
+                .with_cache(config.metrics.cache_ttl.0, config.metrics.cache_max_bytes)
+                .with_limits(config.limits.max_backend_queries, config.limits.max_answer_series),
         );
+        let admission = Admission::new(&config.limits);
+        let cpu = CpuPool::new(config.limits.cpu_threads).map_err(StartupError::Other)?;
 
         let cluster_config: meshlens_cluster::ClusterConfig = serde_json::to_value(&config.cluster)
             .and_then(serde_json::from_value)
@@ -119,6 +127,8 @@ impl AppState {
             started,
             warnings,
             lifecycle: Default::default(),
+            admission,
+            cpu,
         })
     }
 }

@@ -101,7 +101,8 @@ pub const BUNDLED: &[&str] = &[
 ];
 
 /// Test-only plugins (never in the default plugin folder).
-pub const TESTING: &[&str] = &["dup-one", "dup-two", "panicking", "wrong-api", "bench-appender"];
+pub const TESTING: &[&str] =
+    &["dup-one", "dup-two", "panicking", "wrong-api", "bench-appender", "slow-appender"];
 
 /// A temporary plugin folder holding copies of the given packages' libraries.
 pub fn plugin_dir(packages: &[&str]) -> tempfile::TempDir {

@@ -29,8 +29,10 @@ pub fn routes() -> Vec<Route> {
             "customDashboard",
             "/namespaces/{namespace}/apps/{app}/customdashboard/{template}",
             custom_dashboard,
-        ),
-        Route::get("appDashboard", "/namespaces/{namespace}/apps/{app}/dashboard", app_dashboard),
+        )
+        .expensive(),
+        Route::get("appDashboard", "/namespaces/{namespace}/apps/{app}/dashboard", app_dashboard)
+            .expensive(),
     ]
 }
 
@@ -54,7 +56,9 @@ async fn run_query(engine: Arc<MetricsEngine>, q: MetricQuery) -> Result<QueryRe
             }
             MetricsError::Timeout(_) => PluginError::timeout(e.to_string()),
             MetricsError::BadQuery(_) => PluginError::invalid(e.to_string()),
-            MetricsError::Internal(_) => PluginError::internal(e.to_string()),
+            MetricsError::Internal(_) | MetricsError::TooLarge(_) => {
+                PluginError::internal(e.to_string())
+            }
         }),
     }
 }
@@ -111,9 +115,11 @@ fn check_app(cluster: &ClusterState, ns: &str, app: &str) -> Result<(), ApiError
 fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app, name) = (ctx.path("namespace")?, ctx.path("app")?, ctx.path("template")?);
-        let params = CustomParams::parse(&|n: &str| {
-            ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>()
-        })?;
+        let limits = ctx.state.config.limits.params(crate::limits::unix_now());
+        let params = CustomParams::parse_with(
+            &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
+            &limits,
+        )?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         let catalog = template_catalog(&ctx.state, &cluster, ns).await;
@@ -135,9 +141,11 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
 fn app_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app) = (ctx.path("namespace")?, ctx.path("app")?);
-        let params = AppParams::parse(&|n: &str| {
-            ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>()
-        })?;
+        let limits = ctx.state.config.limits.params(crate::limits::unix_now());
+        let params = AppParams::parse_with(
+            &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
+            &limits,
+        )?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         let now = ctx.state.metrics.default_time();

@@ -24,23 +24,27 @@ use crate::{
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("graphNamespaces", "/namespaces/graph", graph_namespaces),
-        Route::get("graphApp", "/namespaces/{namespace}/applications/{app}/graph", graph_app),
+        Route::get("graphNamespaces", "/namespaces/graph", graph_namespaces).expensive(),
+        Route::get("graphApp", "/namespaces/{namespace}/applications/{app}/graph", graph_app)
+            .expensive(),
         Route::get(
             "graphAppVersion",
             "/namespaces/{namespace}/applications/{app}/versions/{version}/graph",
             graph_app_version,
-        ),
+        )
+        .expensive(),
         Route::get(
             "graphService",
             "/namespaces/{namespace}/services/{service}/graph",
             graph_service,
-        ),
+        )
+        .expensive(),
         Route::get(
             "graphWorkload",
             "/namespaces/{namespace}/workloads/{workload}/graph",
             graph_workload,
-        ),
+        )
+        .expensive(),
     ]
 }
 
@@ -108,17 +112,19 @@ async fn duration_histogram(
     Ok((unit.metric(), unit.to_ms()))
 }
 
-async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
+async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let st = ctx.state.clone();
     let registered: Vec<String> = st.plugins.appenders.iter().map(|c| c.name.clone()).collect();
     // Without `queryTime`: now, aligned to the answer cache's TTL so viewers share answers.
     let now = st.metrics.default_time();
-    let opts = GraphOptions::parse(
+    let limits = st.config.limits.graph();
+    let opts = GraphOptions::parse_limited(
         target,
         |k| ctx.query(k).map(str::to_string),
         now,
         &registered,
         &settings(&st),
+        &limits,
     )
     .map_err(|e| ApiError::bad_request(e.message))?;
     // Every requested namespace must be visible, or the whole request is refused.
@@ -179,37 +185,43 @@ async fn graph(ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
         .collect();
     let hidden = hidden_namespaces(&ctx, &traffic).await?;
 
-    // Build, transform and serialise off the async workers; each phase is timed.
-    tokio::task::spawn_blocking(move || -> Result<Reply, ApiError> {
-        let m = telemetry::metrics();
-        let t = Instant::now();
-        let mut g = build_graph(&opts, &plan, &traffic);
-        m.graph_phase("build", "", t.elapsed());
-        for ((name, a), data) in appenders.iter().zip(&per_appender) {
+    // Build, transform and serialise on the CPU pool, each phase timed; each step first
+    // checks that the request is still wanted (not timed out, client still there).
+    let slot = ctx.take_slot();
+    let scope = ctx.scope.clone();
+    st.cpu
+        .run(&scope, slot, move |scope| -> Result<Reply, ApiError> {
+            let m = telemetry::metrics();
             let t = Instant::now();
-            let applied = a.apply(&req, data, &mut g);
-            m.graph_phase("appender", name, t.elapsed());
-            if let RResult::RErr(e) = applied {
-                return Err(plugin_error(name, e));
+            let mut g = build_graph(&opts, &plan, &traffic);
+            m.graph_phase("build", "", t.elapsed());
+            for ((name, a), data) in appenders.iter().zip(&per_appender) {
+                scope.check()?;
+                let t = Instant::now();
+                let applied = a.apply(&req, data, &mut g);
+                m.graph_phase("appender", name, t.elapsed());
+                if let RResult::RErr(e) = applied {
+                    return Err(plugin_error(name, e));
+                }
             }
-        }
-        let t = Instant::now();
-        finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
-        names_only(&mut g, &|ns| hidden.contains(ns));
-        let out = GraphOutput::new(&opts, &g);
-        let reply = match opts.format {
-            GraphFormat::Json => Reply::Json(out.to_json()),
-            GraphFormat::Dot => {
-                Reply::Text { content_type: "text/vnd.graphviz", body: out.to_dot() }
-            }
-        };
-        m.graph_phase("output", "", t.elapsed());
-        m.graph_nodes.observe(g.nodes.len() as f64);
-        m.graph_edges.observe(g.edges.len() as f64);
-        Ok(reply)
-    })
-    .await
-    .map_err(|e| ApiError::internal(format!("graph task failed: {e}")))?
+            scope.check()?;
+            let t = Instant::now();
+            finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
+            names_only(&mut g, &|ns| hidden.contains(ns));
+            scope.check()?;
+            let out = GraphOutput::new(&opts, &g);
+            let reply = match opts.format {
+                GraphFormat::Json => Reply::Json(out.to_json()),
+                GraphFormat::Dot => {
+                    Reply::Text { content_type: "text/vnd.graphviz", body: out.to_dot() }
+                }
+            };
+            m.graph_phase("output", "", t.elapsed());
+            m.graph_nodes.observe(g.nodes.len() as f64);
+            m.graph_edges.observe(g.edges.len() as f64);
+            Ok(reply)
+        })
+        .await
 }
 
 /// Namespaces the traffic reaches that the caller may not see: their nodes keep only their

@@ -16,18 +16,22 @@ use crate::{
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::get("appHealth", "/namespaces/{namespace}/apps/{app}/health", app_health),
+        Route::get("appHealth", "/namespaces/{namespace}/apps/{app}/health", app_health)
+            .expensive(),
         Route::get(
             "serviceHealth",
             "/namespaces/{namespace}/services/{service}/health",
             service_health,
-        ),
+        )
+        .expensive(),
         Route::get(
             "workloadHealth",
             "/namespaces/{namespace}/workloads/{workload}/health",
             workload_health,
-        ),
-        Route::get("namespaceHealth", "/namespaces/{namespace}/health", namespace_health_op),
+        )
+        .expensive(),
+        Route::get("namespaceHealth", "/namespaces/{namespace}/health", namespace_health_op)
+            .expensive(),
     ]
 }
 
@@ -38,6 +42,7 @@ fn rate_interval(ctx: &Ctx, ns: &NamespaceState, now: i64) -> Result<u64, ApiErr
     let ri = parse_duration(text).map(|d| d.as_secs()).filter(|s| *s > 0).ok_or_else(|| {
         ApiError::bad_param("rateInterval", "expected a duration such as 10m, 90s or 1h")
     })?;
+    let ri = ctx.state.config.limits.check_window("rateInterval", ri)?;
     let created = chrono::DateTime::parse_from_rfc3339(&ns.created_at).map(|t| t.timestamp()).ok();
     Ok(match created {
         Some(c) if now - c < ri as i64 => (now - c).max(1) as u64,

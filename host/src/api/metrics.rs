@@ -9,14 +9,19 @@ use crate::{
 };
 
 pub fn routes() -> Vec<Route> {
-    vec![Route::get("namespaceMetrics", "/namespaces/{namespace}/metrics", namespace_metrics)]
+    vec![
+        Route::get("namespaceMetrics", "/namespaces/{namespace}/metrics", namespace_metrics)
+            .expensive(),
+    ]
 }
 
 fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let params = NamespaceMetricsParams::parse(&|n: &str| {
-            ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>()
-        })?;
+        let limits = ctx.state.config.limits.params(crate::limits::unix_now());
+        let params = NamespaceMetricsParams::parse_with(
+            &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
+            &limits,
+        )?;
         let cluster = ctx.state.cluster.state().await?;
         let ns = ctx.path("namespace")?;
         // The operation lists 400 and 503: an unknown namespace is a bad request here.

@@ -20,17 +20,20 @@ pub fn routes() -> Vec<Route> {
             "objectValidations",
             "/namespaces/{namespace}/mesh/{object_type}/{object}/mesh_validations",
             object_validations,
-        ),
+        )
+        .expensive(),
         Route::get(
             "namespaceValidations",
             "/namespaces/{namespace}/mesh_validations",
             namespace_validations,
-        ),
+        )
+        .expensive(),
         Route::get(
             "serviceValidations",
             "/namespaces/{namespace}/services/{service}/mesh_validations",
             service_validations,
-        ),
+        )
+        .expensive(),
     ]
 }
 

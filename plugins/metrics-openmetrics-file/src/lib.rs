@@ -7,6 +7,8 @@
 //! | `path` | the exposition file (required); see [`parse`] for what it may contain |
 //! | `reload` | re-read the file when its modification time changes (default `true`; checked at most every 5 s, on a query) |
 //! | `timeout_ms` | set by the host; queries get their own deadline per call |
+//! | `max_series` | set by the host (`[limits]`): evaluation stops once an answer would hold more series |
+//! | `max_bytes` | set by the host; accepted and unused (answers are not read from a wire) |
 //!
 //! Any other key is an error naming it. The whole file is held in memory and queries are
 //! answered with Prometheus's semantics, by the store the `simulator` backend shares
@@ -23,7 +25,7 @@ use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryRes
 
 use metrics_store::{eval, parse, store::Store};
 
-const KNOWN_KEYS: &[&str] = &["path", "reload", "timeout_ms"];
+const KNOWN_KEYS: &[&str] = &["path", "reload", "timeout_ms", "max_series", "max_bytes"];
 const RELOAD_CHECK: Duration = Duration::from_secs(5);
 
 struct Loaded {
@@ -34,6 +36,7 @@ struct Loaded {
 struct Configured {
     path: PathBuf,
     reload: bool,
+    max_series: usize,
     current: RwLock<Loaded>,
     /// When the file's time was last looked at; also serialises reloads.
     last_check: Mutex<Instant>,
@@ -121,10 +124,23 @@ impl MetricsStore for OpenMetricsFile {
                 ));
             }
         };
+        let max_series = match table.get("max_series") {
+            None => usize::MAX,
+            Some(v) => v
+                .as_u64()
+                .filter(|n| *n > 0)
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+                .ok_or_else(|| {
+                    PluginError::invalid(
+                        "metrics.openmetrics_file.max_series must be a positive integer",
+                    )
+                })?,
+        };
         let loaded = load(&path)?;
         self.inner = Some(Configured {
             path,
             reload,
+            max_series,
             current: RwLock::new(loaded),
             last_check: Mutex::new(Instant::now()),
         });
@@ -133,8 +149,8 @@ impl MetricsStore for OpenMetricsFile {
 
     fn query(&self, query: &MetricQuery, timeout: Duration) -> Result<QueryResult, PluginError> {
         let started = Instant::now();
-        let store = self.configured()?.store();
-        eval::evaluate(&store, query, started + timeout)
+        let c = self.configured()?;
+        eval::evaluate_capped(&c.store(), query, started + timeout, c.max_series)
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {

@@ -9,6 +9,7 @@
 //! | `bearer_token` | `Authorization: Bearer ...` (optional; not with `username`) |
 //! | `headers` | table of extra request headers (optional) |
 //! | `timeout_ms` | set by the host; used for `status()` (queries get their own deadline) |
+//! | `max_bytes`, `max_series` | set by the host (`[limits]`): an answer larger than either is refused; the body is not read past `max_bytes` |
 //!
 //! Any other key is an error naming it. Structured queries are rendered to PromQL
 //! ([`promql::render`]); each call has a deadline, which is also sent as Prometheus's own
@@ -28,8 +29,16 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use tokio::runtime::Runtime;
 
 /// Keys accepted in `[metrics.prometheus]`.
-const KNOWN_KEYS: &[&str] =
-    &["url", "username", "password", "bearer_token", "headers", "timeout_ms"];
+const KNOWN_KEYS: &[&str] = &[
+    "url",
+    "username",
+    "password",
+    "bearer_token",
+    "headers",
+    "timeout_ms",
+    "max_bytes",
+    "max_series",
+];
 const DEFAULT_STATUS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A configured connection: the client and the runtime that drives it.
@@ -40,6 +49,26 @@ struct Connected {
     /// The configured address without credentials, for `status()`.
     url: String,
     status_timeout: Duration,
+    /// Most bytes read from one answer's body.
+    max_bytes: usize,
+    /// Most series accepted in one answer.
+    max_series: usize,
+}
+
+fn usize_key(
+    table: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+) -> Result<usize, PluginError> {
+    match table.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(usize::MAX),
+        Some(v) => v
+            .as_u64()
+            .filter(|n| *n > 0)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .ok_or_else(|| {
+                PluginError::invalid(format!("metrics.prometheus.{key} must be a positive integer"))
+            }),
+    }
 }
 
 /// The backend; unusable until `configure` succeeded.
@@ -182,7 +211,16 @@ fn connect(config: &serde_json::Value) -> Result<Connected, PluginError> {
         .enable_all()
         .build()
         .map_err(|e| PluginError::internal(format!("cannot start the plugin's runtime: {e}")))?;
-    Ok(Connected { runtime, client, http, url: redacted(&url), status_timeout })
+    let (max_bytes, max_series) = (usize_key(table, "max_bytes")?, usize_key(table, "max_series")?);
+    Ok(Connected {
+        runtime,
+        client,
+        http,
+        url: redacted(&url),
+        status_timeout,
+        max_bytes,
+        max_series,
+    })
 }
 
 /// Maps a client error to the kinds the host turns into HTTP statuses.
@@ -217,8 +255,12 @@ fn map_error(e: PromError) -> PluginError {
     }
 }
 
-/// Reads the body and decodes it in one pass ([`answer::decode`]).
-async fn read_answer(resp: reqwest::Response) -> Result<QueryResult, PluginError> {
+/// Reads the body chunk by chunk, never past `max_bytes`, and decodes it in one pass
+/// ([`answer::decode`]).
+async fn read_answer(
+    mut resp: reqwest::Response,
+    max_bytes: usize,
+) -> Result<QueryResult, PluginError> {
     let status = resp.status();
     let json = resp
         .headers()
@@ -238,14 +280,30 @@ async fn read_answer(resp: reqwest::Response) -> Result<QueryResult, PluginError
             )),
         });
     }
-    let body = resp.bytes().await.map_err(|e| {
+    if resp.content_length().is_some_and(|n| n > max_bytes as u64) {
+        return Err(too_large(format!("more than {max_bytes} bytes")));
+    }
+    let mut body: Vec<u8> = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| {
         PluginError::unavailable(format!("cannot read the store's answer: {}", chain(&e)))
-    })?;
+    })? {
+        if body.len() + chunk.len() > max_bytes {
+            // Dropping the response closes the connection: nothing more is read.
+            return Err(too_large(format!("more than {max_bytes} bytes")));
+        }
+        body.extend_from_slice(&chunk);
+    }
     match answer::decode(&body) {
         Ok(answer::Answer::Data(result)) => Ok(result),
         Ok(answer::Answer::Error(e)) => Err(map_error(PromError::Prometheus(e))),
         Err(e) => Err(PluginError::internal(format!("cannot decode the store's answer: {e}"))),
     }
+}
+
+fn too_large(what: String) -> PluginError {
+    PluginError::internal(format!(
+        "the store's answer was too large: {what} (limits.max_answer_bytes / limits.max_answer_series)"
+    ))
 }
 
 /// The error and its causes on one line (reqwest hides "connection refused" in a source).
@@ -285,10 +343,11 @@ impl Connected {
                         .await
                 }
             };
-            read_answer(sent.map_err(map_error)?).await
+            read_answer(sent.map_err(map_error)?, self.max_bytes).await
         };
         tracing::debug!(query = %text, "prometheus query");
-        self.runtime
+        let result = self
+            .runtime
             .block_on(async {
                 tokio::time::timeout(timeout.max(Duration::from_millis(1)), fut).await
             })
@@ -297,7 +356,11 @@ impl Connected {
                     "the store did not answer within {} ms",
                     timeout.as_millis()
                 ))
-            })?
+            })??;
+        if result.series.len() > self.max_series {
+            return Err(too_large(format!("more than {} series", self.max_series)));
+        }
+        Ok(result)
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {
@@ -387,6 +450,17 @@ mod tests {
             "url": "https://user@example.com/prom", "username": "u", "password": "p",
             "headers": {"X-Scope-OrgID": "tenant"}, "timeout_ms": 500
         }))
+        .unwrap();
+    }
+
+    #[test]
+    fn answer_caps_must_be_positive() {
+        let e = configure(serde_json::json!({"url": "http://127.0.0.1:1", "max_bytes": 0}))
+            .unwrap_err();
+        assert!(e.message.contains("max_bytes"), "{}", e.message);
+        configure(
+            serde_json::json!({"url": "http://127.0.0.1:1", "max_bytes": 1000, "max_series": 10}),
+        )
         .unwrap();
     }
 

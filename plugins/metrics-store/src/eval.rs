@@ -301,6 +301,17 @@ pub fn evaluate(
     q: &MetricQuery,
     deadline: Instant,
 ) -> Result<QueryResult, PluginError> {
+    evaluate_capped(store, q, deadline, usize::MAX)
+}
+
+/// Evaluates a query, stopping with an error as soon as the answer would hold more than
+/// `max_series` series (the host's `limits.max_answer_series`).
+pub fn evaluate_capped(
+    store: &Store,
+    q: &MetricQuery,
+    deadline: Instant,
+    max_series: usize,
+) -> Result<QueryResult, PluginError> {
     let times: Vec<i64> = match q.time {
         QueryTime::Instant(t) => vec![t],
         QueryTime::Range { start, end, step } => {
@@ -334,12 +345,22 @@ pub fn evaluate(
 
     let mut result: Vec<(Key, Vec<Sample>)> = Vec::new();
     let mut index: HashMap<Key, usize> = HashMap::new();
-    let mut emit = |key: Key, t: i64, v: f64| {
-        let i = *index.entry(key.clone()).or_insert_with(|| {
-            result.push((key, Vec::new()));
-            result.len() - 1
-        });
+    let mut emit = |key: Key, t: i64, v: f64| -> Result<(), PluginError> {
+        let i = match index.get(&key) {
+            Some(i) => *i,
+            None if result.len() >= max_series => {
+                return Err(PluginError::internal(format!(
+                    "the answer was too large: more than {max_series} series (limits.max_answer_series)"
+                )));
+            }
+            None => {
+                index.insert(key.clone(), result.len());
+                result.push((key, Vec::new()));
+                result.len() - 1
+            }
+        };
         result[i].1.push(Sample { t: t as f64, v });
+        Ok(())
     };
 
     match q.histogram {
@@ -349,7 +370,7 @@ pub fn evaluate(
             for &t in &times {
                 check(deadline)?;
                 for (k, v) in vector(store, &ids, q, &grouping, t as f64 * 1000.0, deadline)? {
-                    emit(k, t, v);
+                    emit(k, t, v)?;
                 }
             }
         }
@@ -364,7 +385,7 @@ pub fn evaluate(
                 let den = vector(store, &counts, q, &grouping, t as f64 * 1000.0, deadline)?;
                 for (k, n) in num {
                     if let Some(d) = den.get(&k) {
-                        emit(k, t, n / d);
+                        emit(k, t, n / d)?;
                     }
                 }
             }
@@ -389,7 +410,7 @@ pub fn evaluate(
                     groups.entry(k).or_default().push((bound, v));
                 }
                 for (k, mut buckets) in groups {
-                    emit(k, t, bucket_quantile(p, &mut buckets));
+                    emit(k, t, bucket_quantile(p, &mut buckets))?;
                 }
             }
         }

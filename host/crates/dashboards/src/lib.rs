@@ -25,7 +25,9 @@ pub use error::DashboardError;
 pub use namespace_metrics::{
     MetricsPlan, NAMESPACE_METRICS, NamespaceMetricsParams, namespace_metrics_plan,
 };
-pub use params::{AppParams, BaseParams, CustomParams, Direction, QueryLookup, Reporter};
+pub use params::{
+    AppParams, BaseParams, CustomParams, Direction, ParamLimits, QueryLookup, Reporter,
+};
 pub use plan::{DashboardPlan, DurationMetric, app_dashboard_plan, custom_dashboard_plan};
 pub use runtimes::{
     DashboardRef, RUNTIMES_ANNOTATION, Runtime, RuntimeCache, discovery_query, resolve_runtimes,

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     error::DashboardError,
-    params::{AppParams, Direction, QueryLookup},
+    params::{AppParams, Direction, ParamLimits, QueryLookup},
     plan::{ChartData, DurationMetric, chart_queries, query_series},
 };
 
@@ -33,7 +33,15 @@ pub struct NamespaceMetricsParams {
 impl NamespaceMetricsParams {
     /// Parses the parameters; an unknown filter is a 400 listing the known ones.
     pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
-        let app = AppParams::parse(q)?;
+        Self::parse_with(q, &ParamLimits::default())
+    }
+
+    /// [`NamespaceMetricsParams::parse`] under `limits`.
+    pub fn parse_with(
+        q: &(impl QueryLookup + ?Sized),
+        limits: &ParamLimits,
+    ) -> Result<Self, DashboardError> {
+        let app = AppParams::parse_with(q, limits)?;
         let mut filters = Vec::new();
         for v in q.all("filters[]").into_iter().chain(q.all("filters")) {
             for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {

@@ -37,6 +37,49 @@ impl<F: Fn(&str) -> Vec<String>> QueryLookup for F {
 /// Most points a range query may ask for (Prometheus refuses more than 11,000).
 pub const MAX_POINTS: i64 = 11_000;
 
+/// What one dashboard or namespaceMetrics request may ask for (`[limits]` in the service's
+/// configuration), and the clock `queryTime` is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamLimits {
+    /// Most `quantiles[]` values.
+    pub max_quantiles: usize,
+    /// Most `byLabels[]` values.
+    pub max_by_labels: usize,
+    /// Longest `duration` and `rateInterval`, seconds.
+    pub max_window_secs: u64,
+    /// How far `queryTime` may be past `now`, seconds.
+    pub max_future_secs: u64,
+    /// Most points per range series (`duration / step`).
+    pub max_points: i64,
+    /// The current Unix time.
+    pub now: i64,
+}
+
+impl Default for ParamLimits {
+    /// The contract's defaults, at the current time.
+    fn default() -> Self {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or_default();
+        ParamLimits {
+            max_quantiles: 10,
+            max_by_labels: 10,
+            max_window_secs: 30 * 86_400,
+            max_future_secs: 300,
+            max_points: MAX_POINTS,
+            now,
+        }
+    }
+}
+
+/// The 400 for a request over a limit: names the parameter, the limit and its config key.
+fn over(name: &str, what: &str, key: &str) -> DashboardError {
+    DashboardError::BadRequest(format!(
+        "Bad request, query parameter '{name}': {what} (limits.{key})"
+    ))
+}
+
 /// The parameters both dashboards share.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BaseParams {
@@ -180,8 +223,16 @@ fn repeated(q: &(impl QueryLookup + ?Sized), name: &str) -> Vec<(String, String)
 }
 
 impl BaseParams {
-    /// Parses the shared parameters.
+    /// Parses the shared parameters under the default limits.
     pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
+        Self::parse_with(q, &ParamLimits::default())
+    }
+
+    /// Parses the shared parameters; a request over a limit is a 400 naming it.
+    pub fn parse_with(
+        q: &(impl QueryLookup + ?Sized),
+        limits: &ParamLimits,
+    ) -> Result<Self, DashboardError> {
         let avg = match q.first("avg").as_deref() {
             None => true,
             Some("true") => true,
@@ -204,11 +255,25 @@ impl BaseParams {
                 }
             }
         }
+        if by_labels.len() > limits.max_by_labels {
+            return Err(over(
+                "byLabels[]",
+                &format!("at most {} labels are accepted", limits.max_by_labels),
+                "max_by_labels",
+            ));
+        }
         let mut quantiles = Vec::new();
         for (name, v) in repeated(q, "quantiles") {
             match v.trim().parse::<f64>() {
                 Ok(f) if (0.0..=1.0).contains(&f) => quantiles.push(v.trim().to_string()),
                 _ => return Err(bad(&name, &v, "invalid quantile(s): should be between 0 and 1")),
+            }
+            if quantiles.len() > limits.max_quantiles {
+                return Err(over(
+                    "quantiles[]",
+                    &format!("at most {} quantiles are accepted", limits.max_quantiles),
+                    "max_quantiles",
+                ));
             }
         }
         let rate_func = match q.first("rateFunc").as_deref() {
@@ -223,11 +288,27 @@ impl BaseParams {
                 _ => return Err(bad("rateInterval", &v, "expected a duration such as 1m or 30s")),
             },
         };
+        let max_window = limits.max_window_secs;
+        if rate_interval > max_window {
+            return Err(over(
+                "rateInterval",
+                &format!("at most {max_window}s is accepted"),
+                "max_window",
+            ));
+        }
         let duration = parse_positive(q, "duration", 1800)?;
+        if duration as u64 > max_window {
+            return Err(over(
+                "duration",
+                &format!("at most {max_window}s is accepted"),
+                "max_window",
+            ));
+        }
         let step = parse_positive(q, "step", 15)?;
-        if duration / step > MAX_POINTS {
+        if duration / step > limits.max_points {
             return Err(DashboardError::BadRequest(format!(
-                "Bad request, query parameters 'duration' ({duration}) and 'step' ({step}) ask for more than {MAX_POINTS} points"
+                "Bad request, query parameters 'duration' ({duration}) and 'step' ({step}) ask for more than {} points per series (limits.max_points)",
+                limits.max_points
             )));
         }
         let query_time = match q.first("queryTime") {
@@ -237,6 +318,18 @@ impl BaseParams {
                 _ => return Err(bad("queryTime", &v, "expected Unix seconds")),
             },
         };
+        if let Some(t) = query_time
+            && t > limits
+                .now
+                .saturating_add(i64::try_from(limits.max_future_secs).unwrap_or(i64::MAX))
+        {
+            let skew = limits.max_future_secs;
+            return Err(over(
+                "queryTime",
+                &format!("at most {skew}s past the server's clock is accepted"),
+                "max_query_time_skew",
+            ));
+        }
         Ok(BaseParams {
             avg,
             by_labels,
@@ -260,9 +353,17 @@ impl BaseParams {
 }
 
 impl CustomParams {
-    /// Parses §4.4.
+    /// Parses §4.4 under the default limits.
     pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
-        let base = BaseParams::parse(q)?;
+        Self::parse_with(q, &ParamLimits::default())
+    }
+
+    /// Parses §4.4 under `limits`.
+    pub fn parse_with(
+        q: &(impl QueryLookup + ?Sized),
+        limits: &ParamLimits,
+    ) -> Result<Self, DashboardError> {
+        let base = BaseParams::parse_with(q, limits)?;
         let version = match q.first("version") {
             None => None,
             Some(v) if v.is_empty() => return Err(bad("version", &v, "must not be empty")),
@@ -273,9 +374,17 @@ impl CustomParams {
 }
 
 impl AppParams {
-    /// Parses §4.5.
+    /// Parses §4.5 under the default limits.
     pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
-        let base = BaseParams::parse(q)?;
+        Self::parse_with(q, &ParamLimits::default())
+    }
+
+    /// Parses §4.5 under `limits`.
+    pub fn parse_with(
+        q: &(impl QueryLookup + ?Sized),
+        limits: &ParamLimits,
+    ) -> Result<Self, DashboardError> {
+        let base = BaseParams::parse_with(q, limits)?;
         let direction = match q.first("direction").as_deref() {
             None | Some("outbound") => Direction::Outbound,
             Some("inbound") => Direction::Inbound,

@@ -114,3 +114,48 @@ fn a_closure_is_a_lookup() {
     let f = |name: &str| if name == "step" { vec!["30".to_string()] } else { vec![] };
     assert_eq!(BaseParams::parse(&f).unwrap().step, 30);
 }
+
+#[test]
+fn requests_over_a_limit_name_the_parameter_and_the_limit() {
+    let limits = ParamLimits {
+        max_quantiles: 2,
+        max_by_labels: 1,
+        max_window_secs: 3600,
+        max_future_secs: 60,
+        max_points: 100,
+        now: 1_000,
+    };
+    let cases: &[(&[(&str, &str)], &str, &str)] = &[
+        (
+            &[("quantiles[]", "0.5"), ("quantiles[]", "0.9"), ("quantiles[]", "0.99")],
+            "'quantiles[]'",
+            "limits.max_quantiles",
+        ),
+        (&[("byLabels[]", "a,b")], "'byLabels[]'", "limits.max_by_labels"),
+        (&[("rateInterval", "2h")], "'rateInterval'", "limits.max_window"),
+        (&[("duration", "3601"), ("step", "3600")], "'duration'", "limits.max_window"),
+        (&[("duration", "3600"), ("step", "10")], "'step'", "limits.max_points"),
+        (&[("queryTime", "1061"), ("duration", "60")], "'queryTime'", "limits.max_query_time_skew"),
+    ];
+    for (query, name, key) in cases {
+        let e = CustomParams::parse_with(&q(query), &limits).unwrap_err();
+        assert_eq!(e.status(), 400);
+        let text = e.to_string();
+        assert!(text.contains(name) && text.contains(key), "{query:?}: {text}");
+    }
+    // At the limits, accepted; repeated labels count once.
+    let ok: &[(&str, &str)] = &[
+        ("quantiles[]", "0.5"),
+        ("quantiles[]", "0.9"),
+        ("byLabels[]", "a,a"),
+        ("rateInterval", "1h"),
+        ("duration", "3600"),
+        ("step", "36"),
+        ("queryTime", "1060"),
+    ];
+    AppParams::parse_with(&q(ok), &limits).unwrap();
+    // The contract's defaults: 11 quantiles are too many, 10 are not.
+    let eleven: Vec<(&str, &str)> = std::iter::repeat_n(("quantiles[]", "0.5"), 11).collect();
+    assert!(CustomParams::parse(&q(&eleven)).is_err());
+    assert!(CustomParams::parse(&q(&eleven[..10])).is_ok());
+}

@@ -29,7 +29,8 @@ pub use build::build_graph;
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};
 pub use hash32::md5_hex;
 pub use options::{
-    DurationHistogram, GraphFormat, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError,
+    DurationHistogram, GraphFormat, GraphLimits, GraphOptions, GraphSettings, GraphTarget, GroupBy,
+    OptionsError,
 };
 pub use output::GraphOutput;
 pub use plan::{

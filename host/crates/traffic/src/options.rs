@@ -136,6 +136,23 @@ impl Default for GraphSettings {
     }
 }
 
+/// What one graph request may ask for (`[limits]` in the service's configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphLimits {
+    /// Most namespaces in `namespaces`.
+    pub max_namespaces: usize,
+    /// Longest `duration`, seconds.
+    pub max_window_secs: u64,
+    /// How far `queryTime` may be past `now`, seconds.
+    pub max_future_secs: u64,
+}
+
+impl Default for GraphLimits {
+    fn default() -> Self {
+        GraphLimits { max_namespaces: 1000, max_window_secs: 30 * 86_400, max_future_secs: 300 }
+    }
+}
+
 /// A validated graph request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GraphOptions {
@@ -220,6 +237,19 @@ impl GraphOptions {
         known_appenders: &[String],
         settings: &GraphSettings,
     ) -> Result<GraphOptions, OptionsError> {
+        Self::parse_limited(target, query, now, known_appenders, settings, &GraphLimits::default())
+    }
+
+    /// [`GraphOptions::parse`] under the given cost limits: a request over one is refused
+    /// with a message naming the parameter and the limit, before anything is queried.
+    pub fn parse_limited(
+        target: GraphTarget,
+        query: impl Fn(&str) -> Option<String>,
+        now: i64,
+        known_appenders: &[String],
+        settings: &GraphSettings,
+        limits: &GraphLimits,
+    ) -> Result<GraphOptions, OptionsError> {
         let namespaces = match &target {
             GraphTarget::Namespaces => {
                 let mut out: Vec<String> = Vec::new();
@@ -237,6 +267,15 @@ impl GraphOptions {
                     return Err(OptionsError::new(
                         "namespaces",
                         "At least one namespace must be specified via the namespaces query parameter.".into(),
+                    ));
+                }
+                if out.len() > limits.max_namespaces {
+                    return Err(OptionsError::new(
+                        "namespaces",
+                        format!(
+                            "Invalid namespaces: at most {} namespaces per graph are accepted (limits.max_graph_namespaces)",
+                            limits.max_namespaces
+                        ),
                     ));
                 }
                 out
@@ -293,6 +332,15 @@ impl GraphOptions {
                 )
             })?,
         };
+        if duration_secs > limits.max_window_secs {
+            return Err(OptionsError::new(
+                "duration",
+                format!(
+                    "Invalid duration: at most {}s is accepted (limits.max_window)",
+                    limits.max_window_secs
+                ),
+            ));
+        }
         let query_time = match query("queryTime") {
             None => now,
             Some(v) => v.trim().parse::<i64>().ok().filter(|t| *t > 0).ok_or_else(|| {
@@ -302,6 +350,17 @@ impl GraphOptions {
                 )
             })?,
         };
+        if query_time
+            > now.saturating_add(i64::try_from(limits.max_future_secs).unwrap_or(i64::MAX))
+        {
+            return Err(OptionsError::new(
+                "queryTime",
+                format!(
+                    "Invalid queryTime: at most {}s past the server's clock is accepted (limits.max_query_time_skew)",
+                    limits.max_future_secs
+                ),
+            ));
+        }
         let appenders = match query("appenders") {
             None => None,
             Some(v) => {
@@ -474,6 +533,57 @@ mod tests {
         )
         .unwrap();
         assert_eq!((o.duration_secs, o.include_mesh), (5400, true));
+    }
+
+    #[test]
+    fn requests_over_a_limit_name_the_parameter_and_the_limit() {
+        let limits = GraphLimits { max_namespaces: 2, max_window_secs: 3600, max_future_secs: 60 };
+        let run = |q: &[(&str, &str)]| {
+            let m: HashMap<String, String> =
+                q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            GraphOptions::parse_limited(
+                GraphTarget::Namespaces,
+                |k| m.get(k).cloned(),
+                1_000,
+                &[],
+                &GraphSettings::default(),
+                &limits,
+            )
+        };
+        let e = run(&[("namespaces", "a,b,c")]).unwrap_err();
+        assert_eq!(e.param, "namespaces");
+        assert!(
+            e.message.contains("at most 2") && e.message.contains("limits.max_graph_namespaces"),
+            "{}",
+            e.message
+        );
+        assert!(run(&[("namespaces", "a,b,a")]).is_ok(), "duplicates count once");
+        let e = run(&[("namespaces", "a"), ("duration", "2h")]).unwrap_err();
+        assert_eq!(e.param, "duration");
+        assert!(
+            e.message.contains("3600s") && e.message.contains("limits.max_window"),
+            "{}",
+            e.message
+        );
+        assert!(run(&[("namespaces", "a"), ("duration", "1h")]).is_ok());
+        let e = run(&[("namespaces", "a"), ("queryTime", "1061")]).unwrap_err();
+        assert_eq!(e.param, "queryTime");
+        assert!(
+            e.message.contains("60s") && e.message.contains("limits.max_query_time_skew"),
+            "{}",
+            e.message
+        );
+        assert!(run(&[("namespaces", "a"), ("queryTime", "1060")]).is_ok());
+        // The defaults are the contract's.
+        assert_eq!(
+            parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("duration", "721h")])
+                .unwrap_err()
+                .param,
+            "duration"
+        );
+        assert!(
+            parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("duration", "720h")]).is_ok()
+        );
     }
 
     #[test]

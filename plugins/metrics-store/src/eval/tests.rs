@@ -195,3 +195,27 @@ fn a_passed_deadline_is_a_timeout() {
     let e = evaluate(&store, &query, Instant::now() - Duration::from_millis(1)).unwrap_err();
     assert_eq!(e.kind, plugin_api::ErrorKind::Timeout);
 }
+
+#[test]
+fn evaluation_stops_past_the_series_cap() {
+    let text: String = (0..5).map(|i| counter(&format!("{{a=\"{i}\"}}"), 0.0, 1.0, 41)).collect();
+    let store = load_str(&text, true).unwrap();
+    let query = q("c", RangeFunc::Rate, 60, 1300);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    assert_eq!(super::evaluate_capped(&store, &query, deadline, 5).unwrap().series.len(), 5);
+    let e = super::evaluate_capped(&store, &query, deadline, 4).unwrap_err();
+    assert!(
+        e.message.contains("too large") && e.message.contains("max_answer_series"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn evaluation_honours_the_deadline() {
+    let store = load_str(&counter("{a=\"x\"}", 0.0, 1.0, 41), true).unwrap();
+    let mut query = q("c", RangeFunc::Rate, 60, 1300);
+    query.time = QueryTime::Range { start: 1000, end: 1600, step: 15 };
+    let e = evaluate(&store, &query, Instant::now() - Duration::from_millis(1)).unwrap_err();
+    assert_eq!(e.kind, plugin_api::ErrorKind::Timeout);
+}

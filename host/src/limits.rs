@@ -1,0 +1,300 @@
+//! Bounds on what requests cost: the `[limits]` cost limits handed to the parsers,
+//! admission control for expensive operations, the CPU pool, and the per-request scope
+//! (deadline and cancellation) that CPU work and backend calls check.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use meshlens_dashboards::ParamLimits;
+use meshlens_traffic::GraphLimits;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::{config::LimitsConfig, error::ApiError};
+
+/// The server's clock, Unix seconds (what `queryTime` is checked against).
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+impl LimitsConfig {
+    /// The limits graph parameters are checked against.
+    pub fn graph(&self) -> GraphLimits {
+        GraphLimits {
+            max_namespaces: self.max_graph_namespaces,
+            max_window_secs: self.max_window.0.as_secs(),
+            max_future_secs: self.max_query_time_skew.0.as_secs(),
+        }
+    }
+
+    /// The limits dashboard and namespaceMetrics parameters are checked against, at `now`.
+    pub fn params(&self, now: i64) -> ParamLimits {
+        ParamLimits {
+            max_quantiles: self.max_quantiles,
+            max_by_labels: self.max_by_labels,
+            max_window_secs: self.max_window.0.as_secs(),
+            max_future_secs: self.max_query_time_skew.0.as_secs(),
+            max_points: i64::try_from(self.max_points).unwrap_or(i64::MAX),
+            now,
+        }
+    }
+
+    /// A window parameter (`rateInterval`) of `secs` seconds, or the 400 naming it and the limit.
+    pub fn check_window(&self, name: &str, secs: u64) -> Result<u64, ApiError> {
+        let max = self.max_window.0.as_secs();
+        if secs > max {
+            return Err(ApiError::bad_request(format!(
+                "invalid value for query parameter '{name}': at most {max}s is accepted (limits.max_window)"
+            )));
+        }
+        Ok(secs)
+    }
+}
+
+/// Admission control for expensive operations: a fixed number run at once, a short
+/// bounded queue waits for a slot, and the rest are refused with 503 and `Retry-After`.
+/// A waiting request holds only its parsed request, never answers or buffers.
+pub struct Admission {
+    slots: Arc<Semaphore>,
+    queued: AtomicUsize,
+    max_queued: usize,
+    wait: Duration,
+}
+
+/// Undoes the queue count however the wait ends (admitted, timed out, or dropped).
+struct Queued<'a>(&'a AtomicUsize);
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Admission {
+    pub fn new(limits: &LimitsConfig) -> Admission {
+        Admission {
+            slots: Arc::new(Semaphore::new(limits.max_concurrent_requests.max(1))),
+            queued: AtomicUsize::new(0),
+            max_queued: limits.max_queued_requests,
+            wait: limits.queue_wait.0,
+        }
+    }
+
+    /// A slot, at once or after a bounded wait; `Overloaded` when none comes.
+    pub async fn admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        if let Ok(permit) = self.slots.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        if self.queued.fetch_add(1, Ordering::SeqCst) >= self.max_queued {
+            self.queued.fetch_sub(1, Ordering::SeqCst);
+            return Err(ApiError::Overloaded(
+                "the service is busy: too many requests are waiting; retry later".into(),
+            ));
+        }
+        let _queued = Queued(&self.queued);
+        match tokio::time::timeout(self.wait, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => Err(ApiError::Overloaded(
+                "the service is busy: no capacity within the queue wait; retry later".into(),
+            )),
+        }
+    }
+
+    /// Slots in use (for tests and diagnostics).
+    pub fn in_use(&self, limits: &LimitsConfig) -> usize {
+        limits.max_concurrent_requests.max(1).saturating_sub(self.slots.available_permits())
+    }
+}
+
+/// One request's deadline and cancellation flag. The router cancels it when the request
+/// ends for any reason (answered, timed out, client gone); CPU work checks it between
+/// steps and stops.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    pub deadline: Instant,
+    cancelled: Arc<AtomicBool>,
+}
+
+impl Scope {
+    pub fn new(timeout: Duration) -> Scope {
+        Scope { deadline: Instant::now() + timeout, cancelled: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// Marks the request as gone.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the work should stop: cancelled, or past the deadline.
+    pub fn is_done(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+
+    /// `Err` once the work should stop (the request's answer is no longer wanted).
+    pub fn check(&self) -> Result<(), ApiError> {
+        if self.is_done() {
+            Err(ApiError::unavailable("the request was cancelled or timed out"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Time left before the deadline.
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// A guard that cancels the scope when dropped.
+    pub fn cancel_on_drop(&self) -> CancelOnDrop {
+        CancelOnDrop(self.clone())
+    }
+}
+
+/// Cancels its scope when dropped (the router holds one for the request's whole life).
+pub struct CancelOnDrop(Scope);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+tokio::task_local! {
+    /// The scope of the request whose task is running (read by the metrics engine).
+    pub static REQUEST: Scope;
+}
+
+/// The current request's scope, when called inside one.
+pub fn current() -> Option<Scope> {
+    REQUEST.try_with(Scope::clone).ok()
+}
+
+/// CPU-bound work (graph build, appenders, output) runs here, on one thread per core,
+/// apart from the async workers and the blocking pool, so cheap operations keep answering
+/// while graphs saturate it.
+pub struct CpuPool {
+    pool: rayon::ThreadPool,
+    busy: Arc<AtomicUsize>,
+}
+
+impl CpuPool {
+    pub fn new(threads: usize) -> Result<CpuPool, String> {
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+        } else {
+            threads
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("meshlens-cpu-{i}"))
+            .build()
+            .map_err(|e| format!("cannot start the CPU pool: {e}"))?;
+        Ok(CpuPool { pool, busy: Arc::new(AtomicUsize::new(0)) })
+    }
+
+    /// Jobs running now.
+    pub fn busy(&self) -> usize {
+        self.busy.load(Ordering::SeqCst)
+    }
+
+    /// Runs `job` on the pool and waits for it. A job whose request is already gone when
+    /// its turn comes is skipped; `keep` (the request's admission slot) is released only
+    /// when the job has stopped, so the slot count bounds CPU work too.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        scope: &Scope,
+        keep: Option<OwnedSemaphorePermit>,
+        job: impl FnOnce(&Scope) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let scope = scope.clone();
+        let busy = self.busy.clone();
+        self.pool.spawn(move || {
+            let _keep = keep;
+            let result = match scope.check() {
+                Ok(()) => {
+                    busy.fetch_add(1, Ordering::SeqCst);
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&scope)))
+                        .unwrap_or_else(|_| {
+                            Err(ApiError::internal("internal error while building the answer"))
+                        });
+                    busy.fetch_sub(1, Ordering::SeqCst);
+                    r
+                }
+                Err(e) => Err(e),
+            };
+            if result.is_err() && scope.is_done() {
+                tracing::info!("request gone: its CPU work stopped");
+            }
+            let _ = tx.send(result);
+        });
+        rx.await.map_err(|_| ApiError::internal("CPU task failed"))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(concurrent: usize, queued: usize, wait_ms: u64) -> LimitsConfig {
+        LimitsConfig {
+            max_concurrent_requests: concurrent,
+            max_queued_requests: queued,
+            queue_wait: crate::config::HumanDuration(Duration::from_millis(wait_ms)),
+            ..LimitsConfig::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn excess_requests_wait_then_are_refused() {
+        let a = Arc::new(Admission::new(&limits(1, 1, 50)));
+        let first = a.admit().await.unwrap();
+        // One may wait; a second waiter is refused at once; the waiter gives up after the wait.
+        let waiter = tokio::spawn({
+            let a = a.clone();
+            async move { a.admit().await.map(|_| ()) }
+        });
+        tokio::task::yield_now().await;
+        while a.queued.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        assert!(matches!(a.admit().await, Err(ApiError::Overloaded(_))));
+        assert!(matches!(waiter.await.unwrap(), Err(ApiError::Overloaded(_))));
+        assert_eq!(a.queued.load(Ordering::SeqCst), 0, "the queue count is undone");
+        // A slot given back admits the next one.
+        drop(first);
+        a.admit().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_cpu_pool_skips_work_of_a_request_already_gone() {
+        let pool = CpuPool::new(1).unwrap();
+        let scope = Scope::new(Duration::from_secs(5));
+        assert_eq!(pool.run(&scope, None, |_| Ok(7)).await.unwrap(), 7);
+        scope.cancel();
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = {
+            let ran = ran.clone();
+            pool.run(&scope, None, move |_| {
+                ran.store(true, Ordering::SeqCst);
+                Ok(())
+            })
+            .await
+        };
+        assert!(r.is_err() && !ran.load(Ordering::SeqCst));
+        // A panic in a job is an error for that request, and the pool goes on.
+        let fresh = Scope::new(Duration::from_secs(5));
+        assert!(
+            pool.run(&fresh, None, |_| -> Result<(), ApiError> { panic!("boom") }).await.is_err()
+        );
+        assert_eq!(pool.run(&fresh, None, |_| Ok(1)).await.unwrap(), 1);
+        assert_eq!(pool.busy(), 0);
+    }
+}

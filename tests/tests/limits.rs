@@ -1,0 +1,286 @@
+//! `[limits]` end to end: the real binary on the demo mesh, real Prometheus (and the embedded
+//! store) behind it.
+//!
+//! - Every cost limit answers 400 naming the parameter and the limit, and no query reaches
+//!   Prometheus (counted by Prometheus itself, `prometheus_http_requests_total`).
+//! - Answers over the series or byte cap fail the request with a message saying so.
+//! - Admission control: a burst of graph requests gets some 503s with `Retry-After`
+//!   while the namespace list keeps answering.
+//! - A request whose client goes away, or whose deadline passes, stops its CPU work and
+//!   frees its slot for the next request.
+
+use std::{
+    io::Write,
+    net::TcpStream,
+    sync::{Arc, Barrier},
+    time::{Duration, Instant},
+};
+
+use integration_tests::{
+    prometheus::{PromServer, fixture, http_get},
+    server::{BUNDLED, Meshlens, plugin_dir},
+};
+
+const ARGS: &[&str] = &["--end", "1700000000", "--minutes", "30"];
+const END: i64 = 1_700_000_000;
+
+fn start(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> Meshlens {
+    start_with(prom, extra_plugins, extra, &[])
+}
+
+fn start_with(
+    prom: &PromServer,
+    extra_plugins: &[&str],
+    extra: &str,
+    env: &[(&str, &str)],
+) -> Meshlens {
+    let mut packages: Vec<&str> = BUNDLED.to_vec();
+    packages.extend_from_slice(extra_plugins);
+    let dir = plugin_dir(&packages);
+    let cfg = format!(
+        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
+         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
+         [metrics]\nbackend = \"prometheus\"\n[metrics.prometheus]\nurl = {:?}\n{extra}",
+        dir.path(),
+        prom.url()
+    );
+    Meshlens::start(&cfg, env, vec![dir])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+}
+
+/// Queries Prometheus has answered so far (instant and range), by its own counter.
+fn queries_at(prom: &PromServer) -> u64 {
+    let (status, text) = http_get(prom.port(), "/metrics").expect("Prometheus /metrics");
+    assert_eq!(status, 200);
+    text.lines()
+        .filter(|l| {
+            l.starts_with("prometheus_http_requests_total{")
+                && (l.contains("handler=\"/api/v1/query\"")
+                    || l.contains("handler=\"/api/v1/query_range\""))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+#[test]
+fn every_cost_limit_is_a_400_naming_it_before_any_query() {
+    let f = fixture(ARGS);
+    let prom = PromServer::start(&f);
+    let m = start(&prom, &[], "");
+    // A request within the limits reaches Prometheus (so the counter does count ours).
+    let before = queries_at(&prom);
+    let ok =
+        m.get(&format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m"));
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    assert!(queries_at(&prom) > before, "a graph request sends queries");
+
+    let many_ns: Vec<String> = (0..1001).map(|i| format!("ns{i}")).collect();
+    let q11: String = (0..11).map(|i| format!("&quantiles[]=0.{i}")).collect();
+    let l11: String = (0..11).map(|i| format!("&byLabels[]=label_{i}")).collect();
+    let future = now() + 3600;
+    let dash = "/api/namespaces/bookinfo/apps/reviews/dashboard";
+    let cases: Vec<(String, &str, &str)> = vec![
+        (format!("{dash}?queryTime={END}{q11}"), "quantiles[]", "limits.max_quantiles"),
+        (format!("{dash}?queryTime={END}{l11}"), "byLabels[]", "limits.max_by_labels"),
+        (
+            format!("/api/namespaces/graph?namespaces={}", many_ns.join(",")),
+            "namespaces",
+            "limits.max_graph_namespaces",
+        ),
+        (
+            format!("/api/namespaces/graph?namespaces=bookinfo&duration=721h"),
+            "duration",
+            "limits.max_window",
+        ),
+        (format!("{dash}?duration=2678400&step=3600"), "duration", "limits.max_window"),
+        (format!("{dash}?rateInterval=31d"), "rateInterval", "limits.max_window"),
+        (
+            "/api/namespaces/bookinfo/health?rateInterval=31d".to_string(),
+            "rateInterval",
+            "limits.max_window",
+        ),
+        (
+            "/api/namespaces/bookinfo/apps/reviews/health?rateInterval=31d".to_string(),
+            "rateInterval",
+            "limits.max_window",
+        ),
+        (
+            format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={future}"),
+            "queryTime",
+            "limits.max_query_time_skew",
+        ),
+        (format!("{dash}?queryTime={future}"), "queryTime", "limits.max_query_time_skew"),
+        (format!("{dash}?duration=86400&step=1"), "step", "limits.max_points"),
+        (
+            "/api/namespaces/bookinfo/metrics?duration=86400&step=5".to_string(),
+            "step",
+            "limits.max_points",
+        ),
+    ];
+    for (url, param, key) in cases {
+        let before = queries_at(&prom);
+        let r = m.get(&url);
+        assert_eq!(r.status, 400, "{url}: {}", r.text());
+        let body = r.json();
+        assert_eq!(body["code"], 400);
+        let msg = body["message"].as_str().unwrap_or_default();
+        assert!(
+            msg.contains(param) && msg.contains(key),
+            "{url}: message should name {param} and {key}: {msg}"
+        );
+        assert_eq!(queries_at(&prom), before, "{url}: no query may reach the backend");
+    }
+}
+
+#[test]
+fn answers_over_the_caps_fail_the_request_and_say_so() {
+    let f = fixture(ARGS);
+    let prom = PromServer::start(&f);
+    // Prometheus: the plugin stops reading past the byte cap.
+    let m = start(&prom, &[], "[limits]\nmax_answer_bytes = 400\n");
+    let r =
+        m.get(&format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m"));
+    assert_eq!(r.status, 500, "{}", r.text());
+    let msg = r.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(msg.contains("too large") && msg.contains("bytes"), "{msg}");
+    // The embedded store stops evaluating past the series cap.
+    let dir = plugin_dir(&BUNDLED);
+    let cfg = format!(
+        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
+         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
+         [metrics]\nbackend = \"openmetrics_file\"\n[metrics.openmetrics_file]\npath = {:?}\n\
+         [limits]\nmax_answer_series = 2\n",
+        dir.path(),
+        f.openmetrics
+    );
+    let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
+    let r =
+        m.get(&format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m"));
+    assert_eq!(r.status, 500, "{}", r.text());
+    let msg = r.json()["message"].as_str().unwrap_or_default().to_string();
+    assert!(msg.contains("too large") && msg.contains("max_answer_series"), "{msg}");
+}
+
+#[test]
+fn a_burst_of_graphs_gets_503_with_retry_after_while_cheap_operations_answer() {
+    let f = fixture(ARGS);
+    let prom = PromServer::start(&f);
+    let m = Arc::new(start(
+        &prom,
+        &[],
+        "[limits]\nmax_concurrent_requests = 2\nmax_queued_requests = 8\nqueue_wait = \"2s\"\n",
+    ));
+    let url = format!(
+        "/api/namespaces/graph?namespaces=bookinfo,istio-system&queryTime={END}&duration=10m&graphType=versionedApp"
+    );
+    let barrier = Arc::new(Barrier::new(101));
+    let workers: Vec<_> = (0..100)
+        .map(|_| {
+            let (m, url, barrier) = (m.clone(), url.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                m.get(&url)
+            })
+        })
+        .collect();
+    barrier.wait();
+    // The namespace list and the status keep answering throughout (bounded loop).
+    let mut cheap = 0;
+    while cheap < 200 && !workers.iter().all(|w| w.is_finished()) {
+        let r = m.get("/api/namespaces");
+        assert_eq!(r.status, 200, "namespace list during the burst: {}", r.text());
+        assert_eq!(m.get("/api/status").status, 200);
+        cheap += 1;
+    }
+    let answers: Vec<_> = workers.into_iter().map(|w| w.join().expect("worker")).collect();
+    let busy: Vec<_> = answers.iter().filter(|r| r.status == 503).collect();
+    let ok = answers.iter().filter(|r| r.status == 200).count();
+    assert_eq!(
+        busy.len() + ok,
+        100,
+        "every answer is 200 or 503: {:?}",
+        answers.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    assert!(!busy.is_empty(), "some requests are refused");
+    assert!(ok >= 2, "the admitted ones are answered");
+    for r in busy {
+        assert_eq!(r.header("retry-after"), Some("1"), "{}", r.text());
+        assert!(r.json()["message"].as_str().unwrap_or_default().contains("busy"), "{}", r.text());
+    }
+    assert!(cheap > 0);
+}
+
+/// The log lines saying a request's CPU work stopped early.
+fn stopped(m: &Meshlens) -> usize {
+    m.logs
+        .lock()
+        .map(|l| l.iter().filter(|l| l.contains("its CPU work stopped")).count())
+        .unwrap_or(0)
+}
+
+fn wait_for_stopped(m: &Meshlens, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while stopped(m) < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        stopped(m) >= n,
+        "the CPU work was not stopped; log:\n{}",
+        m.logs.lock().map(|l| l.join("\n")).unwrap_or_default()
+    );
+}
+
+#[test]
+fn a_cancelled_request_releases_its_cpu_and_its_slot() {
+    let f = fixture(ARGS);
+    let prom = PromServer::start(&f);
+    // One slot, one CPU thread; six appenders of one second each: a graph costs six seconds
+    // unless it is stopped between appenders. The next request may wait four seconds.
+    let m = start(
+        &prom,
+        &["slow-appender"],
+        "[limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n",
+    );
+    let slow = format!(
+        "/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m&appenders=slow1,slow2,slow3,slow4,slow5,slow6"
+    );
+    let cheap = "/api/namespaces/bookinfo/health";
+
+    // The client goes away mid-build.
+    let mut conn = TcpStream::connect(&m.addr).expect("connect");
+    write!(conn, "GET {slow} HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(conn);
+    wait_for_stopped(&m, 1);
+    // Its slot is free: the next expensive request is admitted, not refused after the wait.
+    let r = m.get(cheap);
+    assert_eq!(r.status, 200, "after a client went away: {}", r.text());
+}
+
+#[test]
+fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
+    let f = fixture(ARGS);
+    let prom = PromServer::start(&f);
+    let m = start_with(
+        &prom,
+        &["slow-appender"],
+        "[limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n",
+        &[("MESHLENS_SERVER__REQUEST_TIMEOUT", "2s")],
+    );
+    let slow = format!(
+        "/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m&appenders=slow1,slow2,slow3,slow4,slow5,slow6"
+    );
+    let r = m.get(&slow);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.text().contains("timed out"), "{}", r.text());
+    wait_for_stopped(&m, 1);
+    let r = m.get("/api/namespaces/bookinfo/health");
+    assert_eq!(r.status, 200, "after a request timed out: {}", r.text());
+}
