@@ -237,30 +237,32 @@ fn wait_for_stopped(m: &Meshlens, n: usize) {
     );
 }
 
+/// One slot, one CPU thread; six appenders of one second each: a graph costs six seconds
+/// unless it is stopped between appenders. The next request may wait four seconds.
+fn slow_graph_server(prom: &PromServer, env: &[(&str, &str)]) -> Meshlens {
+    start_with(
+        prom,
+        &["slow-appender"],
+        "[limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n",
+        env,
+    )
+}
+
+const SLOW_GRAPH: &str = "/api/namespaces/graph?namespaces=bookinfo&duration=10m&appenders=slow1,slow2,slow3,slow4,slow5,slow6&queryTime=1700000000";
+
 #[test]
 fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     let f = fixture(ARGS);
     let prom = PromServer::start(&f);
-    // One slot, one CPU thread; six appenders of one second each: a graph costs six seconds
-    // unless it is stopped between appenders. The next request may wait four seconds.
-    let m = start(
-        &prom,
-        &["slow-appender"],
-        "[limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n",
-    );
-    let slow = format!(
-        "/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m&appenders=slow1,slow2,slow3,slow4,slow5,slow6"
-    );
-    let cheap = "/api/namespaces/bookinfo/health";
-
+    let m = slow_graph_server(&prom, &[]);
     // The client goes away mid-build.
     let mut conn = TcpStream::connect(&m.addr).expect("connect");
-    write!(conn, "GET {slow} HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
+    write!(conn, "GET {SLOW_GRAPH} HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
     std::thread::sleep(Duration::from_millis(1500));
     drop(conn);
     wait_for_stopped(&m, 1);
     // Its slot is free: the next expensive request is admitted, not refused after the wait.
-    let r = m.get(cheap);
+    let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a client went away: {}", r.text());
 }
 
@@ -268,16 +270,8 @@ fn a_cancelled_request_releases_its_cpu_and_its_slot() {
 fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
     let f = fixture(ARGS);
     let prom = PromServer::start(&f);
-    let m = start_with(
-        &prom,
-        &["slow-appender"],
-        "[limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n",
-        &[("MESHLENS_SERVER__REQUEST_TIMEOUT", "2s")],
-    );
-    let slow = format!(
-        "/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m&appenders=slow1,slow2,slow3,slow4,slow5,slow6"
-    );
-    let r = m.get(&slow);
+    let m = slow_graph_server(&prom, &[("MESHLENS_SERVER__REQUEST_TIMEOUT", "2s")]);
+    let r = m.get(SLOW_GRAPH);
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("timed out"), "{}", r.text());
     wait_for_stopped(&m, 1);
