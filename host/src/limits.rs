@@ -92,18 +92,26 @@ impl Admission {
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
         }
+        let m = crate::telemetry::metrics();
         if self.queued.fetch_add(1, Ordering::SeqCst) >= self.max_queued {
             self.queued.fetch_sub(1, Ordering::SeqCst);
+            m.admission_refused.inc();
             return Err(ApiError::Overloaded(
                 "the service is busy: too many requests are waiting; retry later".into(),
             ));
         }
         let _queued = Queued(&self.queued);
-        match tokio::time::timeout(self.wait, self.slots.clone().acquire_owned()).await {
+        m.admission_queued.inc();
+        let waited = tokio::time::timeout(self.wait, self.slots.clone().acquire_owned()).await;
+        m.admission_queued.dec();
+        match waited {
             Ok(Ok(permit)) => Ok(permit),
-            _ => Err(ApiError::Overloaded(
-                "the service is busy: no capacity within the queue wait; retry later".into(),
-            )),
+            _ => {
+                m.admission_refused.inc();
+                Err(ApiError::Overloaded(
+                    "the service is busy: no capacity within the queue wait; retry later".into(),
+                ))
+            }
         }
     }
 
@@ -220,19 +228,22 @@ impl CpuPool {
             let _keep = keep;
             let result = match scope.check() {
                 Ok(()) => {
+                    let gauge = &crate::telemetry::metrics().cpu_pool_busy;
                     busy.fetch_add(1, Ordering::SeqCst);
+                    gauge.inc();
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&scope)))
                         .unwrap_or_else(|_| {
                             Err(ApiError::internal("internal error while building the answer"))
                         });
+                    if r.is_err() && scope.is_done() {
+                        tracing::info!("request gone: its CPU work stopped");
+                    }
                     busy.fetch_sub(1, Ordering::SeqCst);
+                    gauge.dec();
                     r
                 }
                 Err(e) => Err(e),
             };
-            if result.is_err() && scope.is_done() {
-                tracing::info!("request gone: its CPU work stopped");
-            }
             let _ = tx.send(result);
         });
         rx.await.map_err(|_| ApiError::internal("CPU task failed"))?

@@ -225,16 +225,20 @@ fn stopped(m: &Meshlens) -> usize {
         .unwrap_or(0)
 }
 
-fn wait_for_stopped(m: &Meshlens, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while stopped(m) < n && Instant::now() < deadline {
+/// `meshlens_cpu_pool_busy` from the service's own /metrics.
+fn cpu_busy(m: &Meshlens) -> Option<u64> {
+    let r = m.get("/metrics");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.text().lines().find_map(|l| l.strip_prefix("meshlens_cpu_pool_busy ")?.trim().parse().ok())
+}
+
+/// Waits (bounded) until the CPU pool runs `n` jobs.
+fn wait_for_busy(m: &Meshlens, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cpu_busy(m) != Some(n) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(
-        stopped(m) >= n,
-        "the CPU work was not stopped; log:\n{}",
-        m.logs.lock().map(|l| l.join("\n")).unwrap_or_default()
-    );
+    assert_eq!(cpu_busy(m), Some(n), "CPU pool jobs");
 }
 
 /// One slot, one CPU thread; six appenders of one second each: a graph costs six seconds
@@ -255,12 +259,14 @@ fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     let f = fixture(ARGS);
     let prom = PromServer::start(&f);
     let m = slow_graph_server(&prom, &[]);
-    // The client goes away mid-build.
+    // The client goes away mid-build (six seconds of appenders ahead).
     let mut conn = TcpStream::connect(&m.addr).expect("connect");
     write!(conn, "GET {SLOW_GRAPH} HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_for_busy(&m, 1);
     drop(conn);
-    wait_for_stopped(&m, 1);
+    // The pool frees up and says why.
+    wait_for_busy(&m, 0);
+    assert_eq!(stopped(&m), 1, "the build was stopped, not finished");
     // Its slot is free: the next expensive request is admitted, not refused after the wait.
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a client went away: {}", r.text());
@@ -274,7 +280,8 @@ fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
     let r = m.get(SLOW_GRAPH);
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("timed out"), "{}", r.text());
-    wait_for_stopped(&m, 1);
+    wait_for_busy(&m, 0);
+    assert_eq!(stopped(&m), 1, "the build was stopped, not finished");
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a request timed out: {}", r.text());
 }

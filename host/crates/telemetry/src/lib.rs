@@ -133,6 +133,12 @@ pub struct Metrics {
     pub plugin_errors: Family<PluginLabels, Counter>,
     /// `meshlens_plugin_panics_total{plugin}`: panics caught at the plugin boundary.
     pub plugin_panics: Family<PluginLabels, Counter>,
+    /// `meshlens_cpu_pool_busy`: CPU-pool jobs (graph builds) running now.
+    pub cpu_pool_busy: Gauge,
+    /// `meshlens_admission_queued`: expensive requests waiting for a slot.
+    pub admission_queued: Gauge,
+    /// `meshlens_admission_refused_total`: expensive requests answered 503 by admission control.
+    pub admission_refused: Counter,
 }
 
 fn seconds_histogram() -> Histogram {
@@ -168,6 +174,9 @@ impl Metrics {
             cluster_watch_restarts: Family::default(),
             plugin_errors: Family::default(),
             plugin_panics: Family::default(),
+            cpu_pool_busy: Gauge::default(),
+            admission_queued: Gauge::default(),
+            admission_refused: Counter::default(),
             registry: Registry::default(),
         };
         r.register(
@@ -261,6 +270,21 @@ impl Metrics {
             "plugin_panics",
             "Panics caught at the plugin boundary, by component name",
             m.plugin_panics.clone(),
+        );
+        r.register(
+            "cpu_pool_busy",
+            "Jobs running on the CPU pool (graph build, appenders, output)",
+            m.cpu_pool_busy.clone(),
+        );
+        r.register(
+            "admission_queued",
+            "Expensive requests waiting for an admission slot",
+            m.admission_queued.clone(),
+        );
+        r.register(
+            "admission_refused",
+            "Expensive requests refused with 503 by admission control",
+            m.admission_refused.clone(),
         );
         r.register(
             "build",
