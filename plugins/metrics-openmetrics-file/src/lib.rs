@@ -23,7 +23,7 @@ use std::{
 
 use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryResult};
 
-use metrics_store::{eval, parse, store::Store};
+use metrics_store::{cap, eval, parse, store::Store};
 
 const KNOWN_KEYS: &[&str] = &["path", "reload", "timeout_ms", "max_series", "max_bytes"];
 const RELOAD_CHECK: Duration = Duration::from_secs(5);
@@ -124,18 +124,7 @@ impl MetricsStore for OpenMetricsFile {
                 ));
             }
         };
-        let max_series = match table.get("max_series") {
-            None => usize::MAX,
-            Some(v) => v
-                .as_u64()
-                .filter(|n| *n > 0)
-                .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-                .ok_or_else(|| {
-                    PluginError::invalid(
-                        "metrics.openmetrics_file.max_series must be a positive integer",
-                    )
-                })?,
-        };
+        let max_series = cap::max_series("openmetrics_file", table.get("max_series"))?;
         let loaded = load(&path)?;
         self.inner = Some(Configured {
             path,

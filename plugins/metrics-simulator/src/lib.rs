@@ -13,6 +13,8 @@
 //! | `clock` | `"wall"` (default): now is the wall clock; `"query"`: now is the latest time any query asked about (tests, replays) |
 //! | `window_minutes` | how much history is kept (default 60) |
 //! | `timeout_ms` | set by the host |
+//! | `max_series` | set by the host (`[limits]`): evaluation stops once an answer would hold more series |
+//! | `max_bytes` | set by the host; accepted and unused (answers are not read from a wire) |
 //!
 //! The store's own size is a series too: `meshlens_simulator_samples`,
 //! `meshlens_simulator_series` and `meshlens_simulator_bytes` (gauges, one sample per step).
@@ -30,7 +32,8 @@ use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryRes
 
 use crate::live::Live;
 
-const KNOWN_KEYS: &[&str] = &["topology", "start", "clock", "window_minutes", "timeout_ms"];
+const KNOWN_KEYS: &[&str] =
+    &["topology", "start", "clock", "window_minutes", "timeout_ms", "max_series", "max_bytes"];
 
 /// What "now" is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +46,7 @@ struct Configured {
     topology: PathBuf,
     clock: Clock,
     live: Live,
+    max_series: usize,
 }
 
 /// The backend; unusable until `configure` succeeded.
@@ -115,6 +119,7 @@ impl MetricsStore for Simulator {
                 "metrics.simulator.window_minutes must be between 1 and 1440",
             ));
         }
+        let max_series = metrics_store::cap::max_series("simulator", table.get("max_series"))?;
         let started = Instant::now();
         let spec = Topology::load(&topology).map_err(|e| PluginError::invalid(e.to_string()))?;
         let model = Model::new(&spec, start);
@@ -128,7 +133,7 @@ impl MetricsStore for Simulator {
             ms = started.elapsed().as_millis() as u64,
             "simulating the mesh"
         );
-        self.inner = Some(Configured { topology, clock, live });
+        self.inner = Some(Configured { topology, clock, live, max_series });
         Ok(())
     }
 
@@ -144,7 +149,7 @@ impl MetricsStore for Simulator {
             Clock::Query => asked,
         };
         c.live.advance_to(now);
-        c.live.evaluate(query, started + timeout)
+        c.live.evaluate(query, started + timeout, c.max_series)
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {

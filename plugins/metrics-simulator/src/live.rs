@@ -95,7 +95,8 @@ impl Live {
         &self,
         query: &MetricQuery,
         deadline: Instant,
+        max_series: usize,
     ) -> Result<QueryResult, PluginError> {
-        eval::evaluate(&self.read().store, query, deadline)
+        eval::evaluate_capped(&self.read().store, query, deadline, max_series)
     }
 }
