@@ -281,7 +281,7 @@ mod tests {
         assert_eq!(a.queued.load(Ordering::SeqCst), 0, "the queue count is undone");
         // A slot given back admits the next one.
         drop(first);
-        a.admit().await.unwrap();
+        let _slot = a.admit().await.unwrap();
     }
 
     #[tokio::test]

@@ -95,7 +95,7 @@ fn every_cost_limit_is_a_400_naming_it_before_any_query() {
             "limits.max_graph_namespaces",
         ),
         (
-            format!("/api/namespaces/graph?namespaces=bookinfo&duration=721h"),
+            "/api/namespaces/graph?namespaces=bookinfo&duration=721h".to_string(),
             "duration",
             "limits.max_window",
         ),
@@ -151,7 +151,7 @@ fn answers_over_the_caps_fail_the_request_and_say_so() {
     let msg = r.json()["message"].as_str().unwrap_or_default().to_string();
     assert!(msg.contains("too large") && msg.contains("bytes"), "{msg}");
     // The embedded store stops evaluating past the series cap.
-    let dir = plugin_dir(&BUNDLED);
+    let dir = plugin_dir(BUNDLED);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
          [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\

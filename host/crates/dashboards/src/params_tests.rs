@@ -125,7 +125,9 @@ fn requests_over_a_limit_name_the_parameter_and_the_limit() {
         max_points: 100,
         now: 1_000,
     };
-    let cases: &[(&[(&str, &str)], &str, &str)] = &[
+    // (query, the parameter named, the limit's key)
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: &[Case] = &[
         (
             &[("quantiles[]", "0.5"), ("quantiles[]", "0.9"), ("quantiles[]", "0.99")],
             "'quantiles[]'",
