@@ -297,7 +297,13 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
         assert_eq!(r.status, 200, "{}", r.text());
         assert_eq!(r.json()["timestamp"], past);
     }
-    let future = format!("{GRAPH}&queryTime={}", f.end() + 3600);
+    // Future by two minutes on the server's clock: within limits.max_query_time_skew.
+    let ahead = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+        + 120;
+    let future = format!("{GRAPH}&queryTime={ahead}");
     for _ in 0..2 {
         assert_eq!(m.get(&future).status, 200);
     }
@@ -306,7 +312,7 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
         let at = |t: i64| {
             r.iter().filter(|((_, end), _)| *end == t).map(|(_, n)| *n).collect::<Vec<_>>()
         };
-        let (p, fu) = (at(past), at(f.end() + 3600));
+        let (p, fu) = (at(past), at(ahead));
         (!p.is_empty() && !fu.is_empty()).then_some((p, fu))
     })
     .expect("the explicit-time queries were logged");
