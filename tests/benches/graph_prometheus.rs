@@ -12,7 +12,9 @@
 //!
 //! and the ratios of the graph to each, measured side by side (one request of each kind in
 //! turn, at the same query time). Also the number of queries Prometheus executed per graph
-//! request (from its own `prometheus_engine_query_duration_seconds_count`).
+//! request (from its own `prometheus_engine_query_duration_seconds_count`), and the CPU time
+//! meshlens and Prometheus spent per graph and per raw replay (from `/proc`): on a shared,
+//! loaded host the wall-clock ratio moves with the load, the CPU each side needs does not.
 //!
 //! Build once with `cargo build --release --workspace`, then run the bench binary directly
 //! (README "Benchmarks").
@@ -57,6 +59,28 @@ fn engine_queries(prom: &PromServer) -> f64 {
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+/// CPU time (user + system) a process has used so far, in ms; 0 where `/proc` is missing.
+fn cpu_ms(pid: Option<u32>) -> f64 {
+    let Some(stat) = pid.and_then(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
+    else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th
+    // and 13th, in clock ticks of 10 ms (USER_HZ is 100 on Linux).
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks: f64 =
+        fields.get(11..13).map_or(0.0, |f| f.iter().filter_map(|t| t.parse::<f64>().ok()).sum());
+    ticks * 10.0
+}
+
+/// CPU ms of meshlens and Prometheus across `f`.
+fn cpu_during<T>(pids: (Option<u32>, Option<u32>), f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let (m0, p0) = (cpu_ms(pids.0), cpu_ms(pids.1));
+    let out = f();
+    (out, cpu_ms(pids.0) - m0, cpu_ms(pids.1) - p0)
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -269,14 +293,20 @@ fn main() {
         let _ = parsed(&backend, &planned(n, fresh()));
 
         let (mut graph, mut raw, mut prs) = (Vec::new(), Vec::new(), Vec::new());
+        // CPU ms: meshlens and Prometheus during the graphs, Prometheus during the replays.
+        let (mut graph_cpu, mut graph_prom_cpu, mut raw_prom_cpu) = (0.0, 0.0, 0.0);
+        let pids = (Some(m.pid()), prom.pid());
         let scraped = self_metrics(&m);
         for _ in 0..RUNS {
             let t = fresh();
             let start = Instant::now();
-            let r = m.get(&graph_path(n, t));
+            let (r, mc, pc) = cpu_during(pids, || m.get(&graph_path(n, t)));
             graph.push(start.elapsed());
+            (graph_cpu, graph_prom_cpu) = (graph_cpu + mc, graph_prom_cpu + pc);
             assert_eq!(r.status, 200);
-            raw.push(raw_replay(&http, &base, &queries, t));
+            let (d, _, pc) = cpu_during(pids, || raw_replay(&http, &base, &queries, t));
+            raw.push(d);
+            raw_prom_cpu += pc;
             prs.push(parsed(&backend, &planned(n, t)));
         }
         let phases = phases(&scraped, &self_metrics(&m), RUNS);
@@ -292,5 +322,12 @@ fn main() {
             g.as_secs_f64() / p.as_secs_f64(),
         );
         println!("        meshlens's own metrics, mean ms per graph: {phases}");
+        let runs = RUNS as f64;
+        println!(
+            "        CPU ms per request: graph: meshlens {:.0}, Prometheus {:.0}; raw replay: Prometheus {:.0}",
+            graph_cpu / runs,
+            graph_prom_cpu / runs,
+            raw_prom_cpu / runs
+        );
     }
 }
