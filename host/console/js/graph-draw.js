@@ -12,7 +12,8 @@ cytoscape.use(cytoscapeFcose);
 // Error-rate colours (README, "The console"): >= 20 % failing, > 0.1 % degraded.
 export const COLORS = { healthy: '#3e8635', degraded: '#ec7a08', failing: '#c9190b', na: '#8a8d90', tcp: '#0066cc' };
 const SHAPES = { app: 'round-rectangle', workload: 'ellipse', service: 'triangle', unknown: 'diamond' };
-const BIG = 300; // nodes: above this, fcose (draft beyond 1,500) instead of dagre, and lighter edges
+const BIG = 300; // nodes: above this, fcose instead of dagre, and lighter edges
+const RADIAL = 600; // nodes: above this, the linear-time radial tree (layout-radial.js)
 
 /** Badges of a node, as short text (drawn under the name and listed in the side panel). */
 export function badges(d) {
@@ -195,7 +196,7 @@ export function layoutPositions(els) {
     };
     w.addEventListener('message', done);
     w.onerror = () => { worker = null; resolve(null); };
-    w.postMessage({ seq: mine, nodes, edges, layout: nodes.length > BIG ? 'fcose' : 'dagre' });
+    w.postMessage({ seq: mine, nodes, edges, layout: nodes.length > RADIAL ? 'radial' : nodes.length > BIG ? 'fcose' : 'dagre' });
   });
 }
 

@@ -1,5 +1,6 @@
 // Runs the graph layout off the main thread: headless cytoscape with dagre (small graphs) or
-// fcose (big ones), answering node positions by id. Classic worker (importScripts).
+// fcose (big ones), or the linear-time radial tree of layout-radial.js (very big ones),
+// answering node positions by id. Classic worker (importScripts).
 /* global cytoscape, cytoscapeDagre, cytoscapeFcose */
 importScripts(
   '../vendor/cytoscape/cytoscape.min.js',
@@ -8,6 +9,7 @@ importScripts(
   '../vendor/layout-base/layout-base.js',
   '../vendor/cose-base/cose-base.js',
   '../vendor/cytoscape-fcose/cytoscape-fcose.js',
+  'layout-radial.js',
 );
 cytoscape.use(cytoscapeDagre);
 cytoscape.use(cytoscapeFcose);
@@ -16,6 +18,12 @@ self.onmessage = (msg) => {
   const { seq, nodes, edges, layout } = msg.data;
   try {
     const t0 = performance.now();
+    if (layout === 'radial') {
+      /* global radialLayout */
+      const positions = radialLayout(nodes, edges);
+      self.postMessage({ seq, positions, buildMs: 0, layoutMs: performance.now() - t0 });
+      return;
+    }
     const cy = cytoscape({
       headless: true,
       // dagre needs node sizes (label sizes would need a canvas, which a worker does not
@@ -28,7 +36,7 @@ self.onmessage = (msg) => {
     const started = performance.now();
     const opts = layout === 'dagre'
       ? { name: 'dagre', rankDir: 'LR', nodeSep: 30, rankSep: 90, animate: false }
-      : { name: 'fcose', quality: nodes.length > 1500 ? 'draft' : 'default', animate: false, randomize: true,
+      : { name: 'fcose', quality: 'default', animate: false, randomize: true,
           nodeRepulsion: 6000, idealEdgeLength: 70, numIter: 1500, packComponents: false };
     cy.layout(opts).run();
     const positions = {};
