@@ -225,27 +225,22 @@ export async function draw(cy, graph, edgeMode) {
   const pending = layoutPositions(els);
   const big = els.nodes.length > BIG;
   cy.scratch('big', big);
-  // While the worker lays the graph out, the elements are added (and styled by the renderer,
-  // which is the main thread's biggest share) out of sight: all at the origin, with the
-  // view panned far away from it.
+  // The elements are added once the worker's positions are in: one style pass and one
+  // render (adding them earlier out of sight made the renderer measure everything twice).
+  const positions = await pending;
+  performance.mark('meshlens-graph-laid-out');
   cy.batch(() => {
     cy.elements().remove();
     cy.style(style(big));
-    for (const n of els.nodes) n.position = { x: 0, y: 0 };
+    if (positions) for (const n of els.nodes) { const p = positions[n.data.id]; if (p) n.position = { x: p[0], y: p[1] }; }
     cy.add(els);
-    cy.viewport({ zoom: 1, pan: { x: -1e6, y: -1e6 } });
   });
   performance.mark('meshlens-graph-added');
-  const positions = await pending;
-  performance.mark('meshlens-graph-laid-out');
   if (!positions) {
     cy.layout({ name: 'grid', animate: false }).run();
     cy.fit(undefined, 30);
     return els;
   }
-  cy.batch(() => {
-    cy.nodes().forEach((n) => { const p = positions[n.id()]; if (p) n.position({ x: p[0], y: p[1] }); });
-  });
   if (big) {
     fitPositions(cy, els, positions, 30);
     labelInView(cy);

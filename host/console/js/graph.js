@@ -121,9 +121,11 @@ export async function renderGraph(main, params) {
   const shown = (e) => (e.isNode() ? nodeShown(e) : !e.hasClass('hidden') && nodeShown(e.source()) && nodeShown(e.target()));
 
   function visibleCounts() {
-    const nodes = cy.nodes().filter(shown);
+    // Nothing hidden (the usual case, and every fresh draw): no per-element checks.
+    const anyHidden = cy.$('.hidden').nonempty();
+    const nodes = anyHidden ? cy.nodes().filter(shown) : cy.nodes();
     container.dataset.nodes = String(nodes.length);
-    container.dataset.edges = String(cy.edges().filter(shown).length);
+    container.dataset.edges = String(anyHidden ? cy.edges().filter(shown).length : cy.edges().length);
     container.dataset.nodeIds = nodes.map((n) => n.id()).join(',');
     status.textContent = `${nodes.length} nodes, ${container.dataset.edges} edges` +
       (graph ? ` · ${new Date(graph.timestamp * 1000).toLocaleTimeString()} · last ${s.duration}` : '');
@@ -140,7 +142,7 @@ export async function renderGraph(main, params) {
     const find = parse(s.find, 'find');
     const hide = parse(s.hide, 'hide');
     cy.batch(() => {
-      cy.elements().removeClass('found hidden');
+      cy.$('.found, .hidden').removeClass('found hidden');
       if (hide) (hide.kind === 'edge' ? cy.edges() : cy.nodes()).filter((e) => hide.test(e.data())).addClass('hidden');
       if (find) (find.kind === 'edge' ? cy.edges() : cy.nodes()).filter((e) => shown(e) && find.test(e.data())).addClass('found');
     });
