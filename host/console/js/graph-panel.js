@@ -51,9 +51,9 @@ export async function showNodePanel(panel, node, s) {
     el('p', { class: 'muted' }, `${d.nodeType} · namespace ${d.namespace}`),
     badges(d).length ? el('p', { class: 'badges', 'data-testid': 'panel-badges' }, badges(d).map((b) => el('span', { class: 'badge' }, b))) : null,
     el('h3', {}, 'Traffic'),
-    table(['', 'requests/s', 'errors/s', 'edges'], [
-      ['inbound', valueCell('rate-in', r.in), valueCell('rate-in-err', r.inErr), `${inEdges.length} (${fmt(sum(inEdges))} rps)`],
-      ['outbound', valueCell('rate-out', r.out), '', `${outEdges.length} (${fmt(sum(outEdges))} rps)`],
+    table(['', 'req/s', 'err/s', 'edges'], [
+      ['in', valueCell('rate-in', r.in), valueCell('rate-in-err', r.inErr), `${inEdges.length} (${fmt(sum(inEdges))} rps)`],
+      ['out', valueCell('rate-out', r.out), '', `${outEdges.length} (${fmt(sum(outEdges))} rps)`],
     ], { class: 'compact' }),
     r.tcpIn || r.tcpOut ? el('p', {}, `TCP: ${fmt(r.tcpIn, 0)} B/s in, ${fmt(r.tcpOut, 0)} B/s out`) : null,
   );
@@ -86,7 +86,7 @@ export async function showNodePanel(panel, node, s) {
       table(['requests', 'errors'], [[valueCell('health-request-count', health.requests.requestCount, 3),
         valueCell('health-error-count', health.requests.requestErrorCount, 3)]], { class: 'compact' }));
     const deps = health.deploymentStatuses || (health.deploymentStatus ? [health.deploymentStatus] : []);
-    if (deps.length) healthBox.append(table(['workload', 'available / replicas'], deps.map((w) => [w.name, `${w.available} / ${w.replicas}`]), { class: 'compact' }));
+    if (deps.length) healthBox.append(table(['workload', 'ready'], deps.map((w) => [w.name, `${w.available} / ${w.replicas}`]), { class: 'compact' }));
   }
   healthBox.dataset.state = 'drawn';
   if (details && !details.error) {
