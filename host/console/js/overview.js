@@ -47,8 +47,8 @@ async function card(ns) {
     counts.na ? el('li', { class: 'muted' }, el('b', {}, counts.na), ' no data') : null),
   el('p', { class: 'muted' }, 'Config validation'),
   validations.error ? el('p', { class: 'error' }, validations.error) : el('ul', { class: 'counts' },
-    el('li', { class: errors ? 'bad' : 'ok' }, el('b', {}, errors), ' errors'),
-    el('li', { class: warnings ? 'warn' : 'ok' }, el('b', {}, warnings), ' warnings')),
+    el('li', { class: errors ? 'bad' : 'ok' }, el('b', {}, errors), errors === 1 ? ' error' : ' errors'),
+    el('li', { class: warnings ? 'warn' : 'ok' }, el('b', {}, warnings), warnings === 1 ? ' warning' : ' warnings')),
   el('div', { class: 'card-links' },
     el('a', { href: `mesh${qs({ namespace: ns })}`, 'data-link': true, onclick: (e) => e.stopPropagation() }, 'Mesh config')));
 }
