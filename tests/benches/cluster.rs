@@ -2,13 +2,25 @@
 //! (Deployments, each with its ReplicaSet), 2,000 services and 6,000 pods served by the
 //! loopback API server. Prints the RSS growth of the synced cache, the time to first sync,
 //! the latency of workloadList for a namespace of 200 workloads, and of a model rebuild
-//! after a change.
+//! after a change. Objects carry what a real API server sends and the model never reads
+//! (`managedFields`, the `kubectl apply` annotation, full pod specs), so trimming counts.
 //!
-//! Run: `cargo bench -p integration-tests --bench cluster`
+//! Then one replica as deployed: the `meshlens` binary of this profile with every bundled
+//! plugin and the `prometheus` backend (an empty Prometheus: the unused-node appender still
+//! puts every workload in the graph), synced with the same cluster, serving workloads,
+//! health and the graph of every namespace. Its resident memory (VmRSS, and the peak VmHWM)
+//! is the figure behind the Deployment's memory request and limit.
+//!
+//! Run: `cargo bench -p integration-tests --bench cluster` (release: the replica figure is
+//! only meaningful for a release binary).
 
 use std::time::{Duration, Instant};
 
-use integration_tests::kube_api::{KubeApi, Options};
+use integration_tests::{
+    kube_api::{KubeApi, Options},
+    prometheus::PromServer,
+    server::{BUNDLED, Meshlens, plugin_dir},
+};
 use meshlens_cluster::{Cluster, ClusterConfig, SourceKind};
 use serde_json::{Value, json};
 
@@ -16,15 +28,48 @@ const NAMESPACES: usize = 10;
 const PER_NS: usize = 200;
 const PODS_PER: usize = 3;
 
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+fn proc_kib(pid: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
+}
+
+fn rss_kib() -> u64 {
+    proc_kib("self", "VmRSS:")
+}
+
+/// What an API server adds to an object that `kubectl apply` created: identity, a
+/// `managedFields` entry and the applied manifest as an annotation.
+fn as_served(mut o: Value, i: usize) -> Value {
+    let applied = o.to_string();
+    let fields: serde_json::Map<String, Value> = ["metadata", "spec", "status"]
+        .iter()
+        .map(|k| (format!("f:{k}"), json!({"f:labels": {}, "f:annotations": {}, ".": {}})))
+        .collect();
+    let meta = o["metadata"].as_object_mut().expect("metadata");
+    meta.insert("uid".into(), json!(format!("00000000-0000-4000-8000-{i:012}")));
+    meta.insert("resourceVersion".into(), json!((1000 + i).to_string()));
+    meta.insert("creationTimestamp".into(), json!("2026-01-01T00:00:00Z"));
+    meta.insert(
+        "managedFields".into(),
+        json!([{"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+                "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": fields},
+               {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1",
+                "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "subresource": "status",
+                "fieldsV1": {"f:status": {"f:replicas": {}, "f:conditions": {".": {}}}}}]),
+    );
+    if o["kind"] != "Pod" {
+        let a = o["metadata"]["annotations"].as_object().cloned().unwrap_or_default();
+        let mut a = a;
+        a.insert("kubectl.kubernetes.io/last-applied-configuration".into(), json!(applied));
+        o["metadata"]["annotations"] = Value::Object(a);
+    }
+    o
 }
 
 fn objects() -> Vec<Value> {
@@ -54,7 +99,13 @@ fn objects() -> Vec<Value> {
                     "metadata": {"name": format!("{rs}-p{p}"), "namespace": ns, "labels": labels,
                         "annotations": {"sidecar.istio.io/status": sc},
                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": format!("r-{n}-{w}"), "controller": true}]},
-                    "spec": {"containers": [{"name": "main", "image": "example/app:1.0"}, {"name": "istio-proxy", "image": "istio/proxyv2"}]},
+                    "spec": {"containers": [
+                        {"name": "main", "image": "example/app:1.0", "ports": [{"containerPort": 8080}],
+                         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                         "env": [{"name": "LOG_LEVEL", "value": "info"}]},
+                        {"name": "istio-proxy", "image": "istio/proxyv2", "args": ["proxy", "sidecar", "--domain", "$(POD_NAMESPACE).svc.cluster.local"],
+                         "resources": {"requests": {"cpu": "10m", "memory": "40Mi"}}}],
+                        "serviceAccountName": "default", "nodeName": format!("node-{}", w % 20)},
                     "status": {"phase": "Running", "podIP": format!("10.{n}.{}.{p}", w % 250)}}));
             }
             out.push(json!({"apiVersion": "v1", "kind": "Service",
@@ -62,7 +113,7 @@ fn objects() -> Vec<Value> {
                 "spec": {"selector": {"app": app}, "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}}));
         }
     }
-    out
+    out.into_iter().enumerate().map(|(i, o)| as_served(o, i)).collect()
 }
 
 fn pct(sorted: &[Duration], p: f64) -> Duration {
@@ -144,5 +195,51 @@ async fn main() {
         "  change visible (watch event + model rebuild of {count} objects): p50 {:.1} ms, max {:.1} ms",
         pct(&rebuild, 0.5).as_secs_f64() * 1e3,
         rebuild.last().map(|d| d.as_secs_f64() * 1e3).unwrap_or(0.0)
+    );
+
+    // One replica as deployed: the binary, its own process, the same cluster.
+    let prom = PromServer::start_empty();
+    let plugins = plugin_dir(BUNDLED);
+    let kubeconfig = api.write_kubeconfig(dir.path());
+    let cfg = format!(
+        "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\nstrategy = \"anonymous\"\n\
+         [plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"kube\"\nkubeconfig = {:?}\n\
+         sync_timeout = \"120s\"\n[metrics]\nbackend = \"prometheus\"\n\
+         [metrics.prometheus]\nurl = {:?}\n",
+        plugins.path().display().to_string(),
+        kubeconfig.display().to_string(),
+        prom.url()
+    );
+    let t = Instant::now();
+    let m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
+    let r = m.get("/api/namespaces/ns-00/workloads");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let synced = t.elapsed();
+    let pid = m.pid().to_string();
+    let idle = proc_kib(&pid, "VmRSS:");
+    let all: Vec<String> = (0..NAMESPACES).map(|n| format!("ns-{n:02}")).collect();
+    for ns in &all {
+        for op in ["workloads", "apps", "health", "mesh_validations"] {
+            let r = m.get(&format!("/api/namespaces/{ns}/{op}"));
+            assert_eq!(r.status, 200, "{ns} {op}: {}", r.text());
+        }
+    }
+    let graph = m.get(&format!(
+        "/api/namespaces/graph?namespaces={}&graphType=workload&duration=600s",
+        all.join(",")
+    ));
+    assert_eq!(graph.status, 200, "{}", graph.text());
+    let nodes = graph.json()["elements"]["nodes"].as_array().map_or(0, Vec::len);
+    println!(
+        "  meshlens binary (one replica, {} profile) answered after {:.1} ms: RSS {:.1} MiB synced and idle, \
+         {:.1} MiB after workloads/apps/health/validations of every namespace and a {nodes}-node graph; peak RSS {:.1} MiB",
+        integration_tests::server::profile_dir()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        synced.as_secs_f64() * 1e3,
+        idle as f64 / 1024.0,
+        proc_kib(&pid, "VmRSS:") as f64 / 1024.0,
+        proc_kib(&pid, "VmHWM:") as f64 / 1024.0
     );
 }
