@@ -2,8 +2,11 @@
 """Writes host/swagger.json: the Swagger 2.0 document of the whole meshlens API.
 
 The document is kept in the repo and served at /api/swagger.json; a host test checks that
-every routed operation is documented and every documented path is routed. Edit this file,
-then run it: python3 scripts/gen_swagger.py
+every routed operation is documented and every documented path is routed, and the
+integration tests validate every JSON answer they receive against the schema of its
+operation and status (tests/src/api_schema.rs). Schemas are closed (obj()), so a response
+field added or removed on one side only fails the tests. Edit this file, then run it:
+python3 scripts/gen_swagger.py
 """
 import json
 import os
@@ -22,11 +25,20 @@ I = {"type": "integer", "format": "int64"}
 N = {"type": "number", "format": "double"}
 B = {"type": "boolean"}
 
-def obj(props, required=None):
+def obj(props, optional=(), open_fields=None):
+    """A closed object: every property not in `optional` is always present, and no other
+    property may appear (the test suite validates every answer it gets against this
+    document, so a field added on either side alone fails a test). `open_fields` is the
+    schema of the extra properties an object admits (appenders' own graph fields)."""
     o = {"type": "object", "properties": props}
+    required = [k for k in props if k not in optional]
     if required:
         o["required"] = required
+    o["additionalProperties"] = open_fields if open_fields is not None else False
     return o
+
+def nullable(schema):
+    return {**schema, "x-nullable": True}
 
 def path_param(name, desc):
     return {"name": name, "in": "path", "required": True, "type": "string", "description": desc}
@@ -107,9 +119,9 @@ OPS = [
     ("/", "Root", "status", "Service status.", [], ref("StatusInfo"), [404, 500]),
     ("/status", "getStatus", "status", "Service status.", [], ref("StatusInfo"), [404, 500]),
     ("/healthz", "healthz", "status", "Liveness: the process answers (touches neither backend nor cluster).", [],
-     obj({"status": S}, ["status"]), []),
+     obj({"status": S}), []),
     ("/ready", "ready", "status", "Readiness: cluster cache synced, metrics backend answered recently, not shutting down.",
-     [], obj({"status": S}, ["status"]), [503]),
+     [], obj({"status": S}), [503]),
     ("/token", "GetToken", "auth",
      "Issue a session token. Strategy login: HTTP Basic user and password. Strategy token: the caller's "
      "Kubernetes token as 'Authorization: Bearer <token>' (checked by a TokenReview); the session token carries "
@@ -176,14 +188,19 @@ OPS = [
 PROXY = obj({"healthy": I, "total": I})
 DEPLOYMENT_STATUS = obj({"name": S, "replicas": I, "available": I})
 REQUESTS = obj({"requestCount": N, "requestErrorCount": N})
-SERIES = obj({"matrix": arr(obj({"metric": mp(S), "values": arr(arr({"type": "number"}))}))})
+# A sample is [unix seconds (number), value (string)], as in Prometheus's answers.
+SAMPLE = {"type": "array", "minItems": 2, "maxItems": 2,
+          "items": {"description": "unix seconds (a number), then the value (a string)"}}
+SERIES = obj({"matrix": arr(obj({"metric": mp(S), "values": arr(SAMPLE)}))})
 VALIDATION = obj({"name": S, "objectType": S, "valid": B,
                   "checks": arr(obj({"message": S, "severity": {"type": "string", "enum": ["error", "warning"]}, "path": S}))})
-TRAFFIC = obj({"protocol": S, "rates": mp(S)})
+TRAFFIC = obj({"protocol": S, "rates": nullable(mp(S))})
+# Appenders outside the bundle may add their own fields to nodes and edges.
+APPENDER_FIELD = {"description": "An appender's own field: a boolean, number, string or null."}
 
 DEFS = {
     "ResponseError": obj({"code": {"type": "integer", "format": "int32"}, "message": S}),
-    "StatusInfo": obj({"status": mp(S), "externalServices": arr(obj({"name": S, "url": S, "version": S}, ["name", "version"])),
+    "StatusInfo": obj({"status": mp(S), "externalServices": arr(obj({"name": S, "url": S, "version": S}, optional=["url"])),
                        "warningMessages": arr(S)}),
     "TokenGenerated": obj({"token": S, "expired_at": S}),
     "DashboardToolInfo": obj({"url": S, "serviceDashboardPath": S, "workloadDashboardPath": S, "varNamespace": S,
@@ -197,19 +214,28 @@ DEFS = {
                       "requests": REQUESTS}),
     "ServiceHealth": obj({"proxy": obj({"inbound": ref("ProxyHealth"), "outbound": ref("ProxyHealth")}), "requests": REQUESTS}),
     "WorkloadHealth": obj({"deploymentStatus": ref("DeploymentStatus"), "requests": REQUESTS}),
+    # type=app: workloadStatuses; type=workload: workloadStatus; type=service: requests only.
     "NamespaceAppHealth": mp(obj({"requests": obj({"errorRatio": N, "inboundErrorRatio": N, "outboundErrorRatio": N}),
-                                  "workloadStatuses": arr(ref("DeploymentStatus"))})),
+                                  "workloadStatuses": arr(ref("DeploymentStatus")),
+                                  "workloadStatus": ref("DeploymentStatus")},
+                                 optional=["workloadStatuses", "workloadStatus"])),
     "NodeData": obj({"id": S, "parent": S, "nodeType": S, "namespace": S, "workload": S, "app": S, "version": S,
                      "service": S, "destServices": mp(B), "traffic": arr(TRAFFIC), "hasCB": B, "hasMissingSC": B,
                      "hasVS": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
-                     "isRoot": B, "isServiceEntry": S, "isUnused": B}),
-    "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B}),
+                     "isRoot": B, "isServiceEntry": S, "isUnused": B},
+                    optional=["parent", "workload", "app", "version", "service", "destServices", "traffic",
+                              "hasCB", "hasMissingSC", "hasVS", "isDead", "isGroup", "isInaccessible",
+                              "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused"],
+                    open_fields=APPENDER_FIELD),
+    "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B},
+                    optional=["responseTime", "isMTLS", "isUnused"], open_fields=APPENDER_FIELD),
     "GraphConfig": obj({"timestamp": I, "duration": I, "graphType": S,
                         "elements": obj({"nodes": arr(obj({"data": ref("NodeData")})),
                                          "edges": arr(obj({"data": ref("EdgeData")}))})}),
     "MetricSeries": SERIES,
     "MetricsResponse": obj({"metrics": mp(ref("MetricSeries")), "histograms": mp(mp(ref("MetricSeries")))}),
-    "Chart": obj({"name": S, "unit": S, "spans": I, "metric": ref("MetricSeries"), "histogram": mp(ref("MetricSeries"))}),
+    "Chart": obj({"name": S, "unit": S, "spans": I, "metric": ref("MetricSeries"), "histogram": mp(ref("MetricSeries"))},
+                 optional=["metric", "histogram"]),  # one of the two
     "Dashboard": obj({"title": S, "aggregations": arr(obj({"displayName": S, "label": S})), "charts": arr(ref("Chart"))}),
     "AppList": obj({"namespace": obj({"name": S}), "applications": arr(obj({"name": S, "meshSidecar": B}))}),
     "App": obj({"name": S, "namespace": obj({"name": S}),
@@ -223,7 +249,8 @@ DEFS = {
     "Workload": obj({"name": S, "type": S, "createdAt": S, "resourceVersion": S, "labels": mp(S), "templateAnnotations": mp(S),
                      "replicas": I, "availableReplicas": I, "unavailableReplicas": I, "autoscaler": ref("Autoscaler"),
                      "pods": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "meshSidecar": B, "phase": S})),
-                     "services": arr(obj({"name": S, "labels": mp(S), "createdAt": S}))}),
+                     "services": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "resourceVersion": S, "type": S,
+                                          "ip": S, "ports": arr(obj({"name": S, "protocol": S, "port": I}))}))}),
     "MeshConfigList": obj({"namespace": obj({"name": S}), **{k: arr({"type": "object"}) for k in [
         "destinationRules", "gateways", "quotaSpecBindings", "quotaSpecs", "rules", "serviceEntries", "virtualServices"]}}),
     "MeshValidation": VALIDATION,

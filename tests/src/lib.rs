@@ -1,6 +1,7 @@
 //! Support for the end-to-end tests: start the real binary, plugin folders, a loopback
 //! Kubernetes API, a real Prometheus. Each module is owned by the tests that need it.
 
+pub mod api_schema;
 pub mod browser;
 pub mod fixtures;
 pub mod in_cluster;

@@ -314,7 +314,9 @@ pub fn install_crypto_provider() {
 
 /// One HTTP request with reqwest's blocking client. It runs on a thread of its own so that
 /// sync and `#[tokio::test]` tests alike can call it (the blocking client may not be used
-/// on an async worker). Redirects are not followed: tests see the 3xx itself.
+/// on an async worker). Redirects are not followed: tests see the 3xx itself. A GET's JSON
+/// answer at a documented operation is checked against the Swagger document
+/// ([`crate::api_schema::check`]; a disagreement panics).
 pub fn request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> Response {
     request_within(addr, method, path, headers, Duration::from_secs(60))
         .unwrap_or_else(|e| panic!("{e}"))
@@ -342,7 +344,7 @@ pub fn request_within(
                 .no_proxy()
                 .build()
                 .map_err(|e| format!("HTTP client: {e}"))?;
-            let mut req = client.request(method, &url);
+            let mut req = client.request(method.clone(), &url);
             for (k, v) in &headers {
                 req = req.header(k, v);
             }
@@ -356,7 +358,16 @@ pub fn request_within(
                 })
                 .collect();
             let body = resp.bytes().map_err(|e| format!("{url}: body: {e}"))?.to_vec();
-            Ok(Response { status, headers, body })
+            let response = Response { status, headers, body };
+            if method == reqwest::Method::GET {
+                crate::api_schema::check(
+                    path,
+                    status,
+                    response.header("content-type"),
+                    &response.body,
+                );
+            }
+            Ok(response)
         })
         .join()
         .unwrap_or_else(|e| std::panic::resume_unwind(e))
