@@ -167,31 +167,34 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     // Fetch: every query of the request, sent together.
     let mut answers = st.metrics.fetch(batch).await?;
     let traffic = answers.take(traffic_handle);
-    let per_appender: Vec<AppenderData> = appender_inputs
-        .into_iter()
-        .map(|(handle, kinds)| {
-            // Appenders get their answers as owned values across the ABI, rounded as the
-            // traffic values are; an answer is moved, not copied, unless another owner shares it.
-            let mut results: Vec<QueryResult> =
-                answers.take(handle).into_iter().map(owned).collect();
-            round_results(&mut results);
-            let cluster = if kinds.is_empty() {
-                Default::default()
-            } else {
-                cluster.cluster_data(&kinds, &opts.namespaces)
-            };
-            AppenderData { cluster, results: results.into() }
-        })
-        .collect();
     let hidden = hidden_namespaces(&ctx, &traffic).await?;
 
-    // Build, transform and serialise on the CPU pool, each phase timed; each step first
+    // Prepare, build, transform and serialise on the CPU pool, each phase timed; each step first
     // checks that the request is still wanted (not timed out, client still there).
     let slot = ctx.take_slot();
     let scope = ctx.scope.clone();
     st.cpu
         .run(&scope, slot, move |scope| -> Result<Reply, ApiError> {
             let m = telemetry::metrics();
+            // The appenders' owned copies and cluster data are CPU work too: here, not on
+            // the async workers that answer the cheap operations.
+            let per_appender: Vec<AppenderData> = appender_inputs
+                .into_iter()
+                .map(|(handle, kinds)| {
+                    // Appenders get their answers as owned values across the ABI, rounded
+                    // as the traffic values are; an answer is moved, not copied, unless
+                    // another owner shares it.
+                    let mut results: Vec<QueryResult> =
+                        answers.take(handle).into_iter().map(owned).collect();
+                    round_results(&mut results);
+                    let cluster = if kinds.is_empty() {
+                        Default::default()
+                    } else {
+                        cluster.cluster_data(&kinds, &opts.namespaces)
+                    };
+                    AppenderData { cluster, results: results.into() }
+                })
+                .collect();
             let t = Instant::now();
             let mut g = build_graph(&opts, &plan, &traffic);
             m.graph_phase("build", "", t.elapsed());
