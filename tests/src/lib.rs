@@ -7,6 +7,8 @@ pub mod fixtures;
 pub mod in_cluster;
 pub mod kube_api;
 pub mod kube_reviews;
+pub mod load;
+pub mod mesh;
 pub mod prometheus;
 pub mod rbac;
 pub mod server;
