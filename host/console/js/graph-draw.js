@@ -165,15 +165,19 @@ export function labelInView(cy) {
   });
 }
 
-// The worker is started with the module, so it loads its scripts while the first graph is
-// still being fetched.
 let worker = null;
 let seq = 0;
 function layoutWorker() {
   if (!worker) worker = new Worker(new URL('./layout-worker.js', import.meta.url));
   return worker;
 }
-try { layoutWorker(); } catch { /* layoutPositions falls back to a grid */ }
+
+/** Starts the layout worker, so it loads its scripts while the first graph is still being
+ * fetched. Only the graph view calls it: a worker started on every page had its script
+ * imports cut off (and logged as errors) whenever the user left the page early. */
+export function warmLayout() {
+  try { layoutWorker(); } catch { /* layoutPositions falls back to a grid */ }
+}
 
 /** Positions by node id, computed in the worker (grid on the main thread if the worker fails). */
 export function layoutPositions(els) {

@@ -7,7 +7,7 @@
 import { api, apiUrl, enc } from './api.js';
 import { el, qs, download } from './dom.js';
 import { compile } from './find.js';
-import { createCy, draw, relabelEdges, toSvg } from './graph-draw.js';
+import { createCy, draw, relabelEdges, toSvg, warmLayout } from './graph-draw.js';
 import { showNodePanel, showEdgePanel, closePanel } from './graph-panel.js';
 
 export const APPENDERS = ['deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
@@ -168,6 +168,7 @@ export async function renderGraph(main, params) {
     container.dataset.state = 'loading';
     delete container.dataset.error;
     performance.mark('meshlens-graph-request');
+    warmLayout();
     try {
       graph = await api(graphApiPath(s), { signal: mine.signal });
       if (mine.signal.aborted) return;
