@@ -22,7 +22,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use integration_tests::prometheus::{PromServer, configured_backend, fixture, http_get};
+use integration_tests::prometheus::{PromServer, configured_backend, fixture};
 use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, plugin_library};
 use meshlens_traffic::{GraphOptions, GraphSettings, GraphTarget, traffic_queries};
 use plugin_api::abi_stable::std_types::RResult;
@@ -48,17 +48,6 @@ fn manifests(dir: &std::path::Path) {
         }
     }
     std::fs::write(dir.join("synthetic.yaml"), y).expect("write manifests");
-}
-
-fn engine_queries(prom: &PromServer) -> f64 {
-    let (_, text) = http_get(prom.port(), "/metrics").expect("prometheus /metrics");
-    text.lines()
-        .filter(|l| {
-            l.starts_with("prometheus_engine_query_duration_seconds_count")
-                && l.contains("slice=\"inner_eval\"")
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 /// CPU time (user + system) a process has used so far, in ms; 0 where `/proc` is missing.
@@ -283,10 +272,10 @@ fn main() {
     for n in [1, 10, NAMESPACES] {
         // The queries this graph makes, as Prometheus logged them.
         let (_, seen) = logged_queries(&prom, 0);
-        let before = engine_queries(&prom);
+        let before = prom.engine_queries();
         let r = m.get(&graph_path(n, fresh()));
         assert_eq!(r.status, 200, "{}", r.text());
-        let executed = engine_queries(&prom) - before;
+        let executed = prom.engine_queries() - before;
         let (queries, _) = logged_queries(&prom, seen);
         assert!(!queries.is_empty(), "Prometheus logged no queries");
         let _ = raw_replay(&http, &base, &queries, fresh());

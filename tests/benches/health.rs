@@ -6,22 +6,11 @@
 use std::time::{Duration, Instant};
 
 use integration_tests::{
-    prometheus::{PromServer, fixture, http_get},
+    prometheus::{PromServer, fixture},
     server::{Meshlens, ensure_built, plugin_dir},
 };
 
 const APPS: usize = 500;
-
-fn engine_queries(prom: &PromServer) -> f64 {
-    let (_, text) = http_get(prom.port(), "/metrics").expect("prometheus /metrics");
-    text.lines()
-        .filter(|l| {
-            l.starts_with("prometheus_engine_query_duration_seconds_count")
-                && l.contains("slice=\"inner_eval\"")
-        })
-        .filter_map(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()))
-        .sum()
-}
 
 /// Manifests of namespace ns-0 with the generator's synthetic workloads w0-v1 .. w499-v1.
 fn manifests(dir: &std::path::Path) {
@@ -70,13 +59,13 @@ fn main() {
 
     println!("namespace health, {APPS} apps ({entries} entries), real Prometheus on 127.0.0.1");
     for ty in ["app", "workload", "service"] {
-        let before = engine_queries(&prom);
+        let before = prom.engine_queries();
         let r = m.get(&format!("{path}?type={ty}"));
         assert_eq!(r.status, 200);
         std::thread::sleep(Duration::from_millis(200));
         println!(
             "  type={ty}: queries Prometheus executed for one request: {}",
-            engine_queries(&prom) - before
+            prom.engine_queries() - before
         );
     }
     let mut times = Vec::new();

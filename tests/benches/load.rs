@@ -20,23 +20,11 @@
 use integration_tests::{
     load::{Wrk, WrkRun, proc_status},
     mesh::TestMesh,
-    prometheus::{PromServer, http_get},
     server::Meshlens,
 };
 
 const NAMESPACES: usize = 30;
 const WORKLOADS: usize = 8;
-
-fn engine_queries(prom: &PromServer) -> f64 {
-    let (_, text) = http_get(prom.port(), "/metrics").expect("prometheus /metrics");
-    text.lines()
-        .filter(|l| {
-            l.starts_with("prometheus_engine_query_duration_seconds_count")
-                && l.contains("slice=\"inner_eval\"")
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
 
 fn refused(m: &Meshlens) -> f64 {
     m.get("/metrics")
@@ -62,14 +50,14 @@ fn phase(mesh: &TestMesh, m: &Meshlens, connections: usize, seconds: u64) {
         ("status", vec!["/api/status".to_string()]),
     ];
     let (rss0, threads0) = (proc_status(pid, "VmRSS"), proc_status(pid, "Threads"));
-    let (q0, refused0) = (engine_queries(&mesh.prom), refused(m));
+    let (q0, refused0) = (mesh.prom.engine_queries(), refused(m));
     let share = connections / ops.len();
     let runs: Vec<(&str, Wrk)> = ops
         .iter()
         .map(|(name, paths)| (*name, Wrk::start(&m.addr, paths, share, seconds)))
         .collect();
     let runs: Vec<(&str, WrkRun)> = runs.into_iter().map(|(n, w)| (n, w.finish())).collect();
-    let (q1, refused1) = (engine_queries(&mesh.prom), refused(m));
+    let (q1, refused1) = (mesh.prom.engine_queries(), refused(m));
     let (rss1, threads1) = (proc_status(pid, "VmRSS"), proc_status(pid, "Threads"));
     println!(
         "\n{connections} connections x {seconds} s ({share} per operation), mesh {NAMESPACES} namespaces x {WORKLOADS} workloads:"

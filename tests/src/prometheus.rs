@@ -338,6 +338,19 @@ impl PromServer {
         self.port
     }
 
+    /// Queries Prometheus's engine has evaluated so far, from its own `/metrics`: what the
+    /// benchmarks count to show how many queries a run really cost the store.
+    pub fn engine_queries(&self) -> f64 {
+        let (_, text) = http_get(self.port, "/metrics").expect("prometheus /metrics");
+        text.lines()
+            .filter(|l| {
+                l.starts_with("prometheus_engine_query_duration_seconds_count")
+                    && l.contains("slice=\"inner_eval\"")
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
     /// The server's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
