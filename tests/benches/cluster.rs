@@ -28,6 +28,12 @@ const NAMESPACES: usize = 10;
 const PER_NS: usize = 200;
 const PODS_PER: usize = 3;
 
+/// The allocator settings the container image and the Deployment set
+/// (`deploy/Containerfile`, `deploy/kubernetes/deployment.yaml`): the replica is measured
+/// as deployed.
+const ALLOCATOR_ENV: &[(&str, &str)] =
+    &[("MIMALLOC_ARENA_EAGER_COMMIT", "0"), ("MIMALLOC_PURGE_DELAY", "0")];
+
 fn proc_kib(pid: &str, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -200,18 +206,40 @@ async fn main() {
     // One replica as deployed: the binary, its own process, the same cluster.
     let prom = PromServer::start_empty();
     let plugins = plugin_dir(BUNDLED);
-    let kubeconfig = api.write_kubeconfig(dir.path());
-    let cfg = format!(
-        "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\nstrategy = \"anonymous\"\n\
-         [plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"kube\"\nkubeconfig = {:?}\n\
-         sync_timeout = \"120s\"\n[metrics]\nbackend = \"prometheus\"\n\
-         [metrics.prometheus]\nurl = {:?}\n",
-        plugins.path().display().to_string(),
-        kubeconfig.display().to_string(),
-        prom.url()
-    );
+    let replica_cfg = |kubeconfig: &std::path::Path| {
+        format!(
+            "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\nstrategy = \"anonymous\"\n\
+             [plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"kube\"\nkubeconfig = {:?}\n\
+             sync_timeout = \"120s\"\n[metrics]\nbackend = \"prometheus\"\n\
+             [metrics.prometheus]\nurl = {:?}\n",
+            plugins.path().display().to_string(),
+            kubeconfig.display().to_string(),
+            prom.url()
+        )
+    };
+
+    // The same replica with an empty cluster: what the process costs before any object.
+    {
+        let empty = KubeApi::start(Vec::new(), Options::default()).await;
+        let edir = tempfile::tempdir().unwrap();
+        let m = Meshlens::start(
+            &replica_cfg(&empty.write_kubeconfig(edir.path())),
+            ALLOCATOR_ENV,
+            vec![],
+        )
+        .expect("meshlens starts");
+        let r = m.get("/api/namespaces");
+        assert_eq!(r.status, 200, "{}", r.text());
+        let pid = m.pid().to_string();
+        println!(
+            "  meshlens binary with an empty cluster: RSS {:.1} MiB synced and idle",
+            proc_kib(&pid, "VmRSS:") as f64 / 1024.0
+        );
+    }
+
+    let cfg = replica_cfg(&api.write_kubeconfig(dir.path()));
     let t = Instant::now();
-    let m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
+    let m = Meshlens::start(&cfg, ALLOCATOR_ENV, vec![plugins]).expect("meshlens starts");
     let r = m.get("/api/namespaces/ns-00/workloads");
     assert_eq!(r.status, 200, "{}", r.text());
     let synced = t.elapsed();

@@ -173,6 +173,11 @@ impl Cluster {
         if let Some(s) = cached(generation) {
             return Ok(s);
         }
+        // The stale model is of no use to anyone arriving now (they wait for this build):
+        // dropping it first keeps one model in memory, not two, while the new one is built.
+        if let Ok(mut guard) = self.inner.cache.lock() {
+            *guard = None;
+        }
         let raw = kube
             .raw()
             .ok_or_else(|| ClusterError::NotSynced("the Kubernetes caches are not ready".into()))?;
