@@ -6,28 +6,10 @@ use figment::{
     Figment,
     providers::{Env, Format, Serialized, Toml},
 };
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
-use crate::params::{format_duration, parse_duration};
-
-/// A duration written as text in the config (`10s`, `24h`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HumanDuration(pub Duration);
-
-impl Serialize for HumanDuration {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format_duration(self.0))
-    }
-}
-
-impl<'de> Deserialize<'de> for HumanDuration {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        parse_duration(&text).map(HumanDuration).ok_or_else(|| {
-            serde::de::Error::custom("expected a duration such as \"10s\", \"5m\" or \"24h\"")
-        })
-    }
-}
+pub use meshlens_cluster::{ClusterConfig, SourceKind as ClusterSource};
+pub use meshlens_params::HumanDuration;
 
 /// The whole configuration.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -269,49 +251,6 @@ pub struct PluginsConfig {
     pub dirs: Vec<String>,
     /// Order of appenders beyond the bundled seven.
     pub appenders: Vec<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ClusterSource {
-    Kube,
-    Snapshot,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ClusterConfig {
-    pub source: ClusterSource,
-    pub kubeconfig: Option<String>,
-    pub context: Option<String>,
-    pub service_account_dir: String,
-    pub snapshot: Vec<String>,
-    pub mesh_namespace: String,
-    pub app_label: String,
-    pub version_label: String,
-    pub sidecar_annotation: String,
-    pub exclude_namespaces: Vec<String>,
-    pub identity_domain: String,
-    pub sync_timeout: HumanDuration,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        ClusterConfig {
-            source: ClusterSource::Kube,
-            kubeconfig: None,
-            context: None,
-            service_account_dir: "/var/run/secrets/kubernetes.io/serviceaccount".into(),
-            snapshot: Vec::new(),
-            mesh_namespace: "istio-system".into(),
-            app_label: "app".into(),
-            version_label: "version".into(),
-            sidecar_annotation: "sidecar.istio.io/status".into(),
-            exclude_namespaces: vec!["kube-.*".into()],
-            identity_domain: "svc.cluster.local".into(),
-            sync_timeout: HumanDuration(Duration::from_secs(30)),
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,7 +15,6 @@ pub mod lifecycle;
 pub mod limits;
 pub mod listener;
 pub mod metrics_engine;
-pub mod params;
 pub mod plugins;
 pub mod router;
 pub mod server;

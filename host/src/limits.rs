@@ -16,14 +16,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::{config::LimitsConfig, error::ApiError};
 
-/// The server's clock, Unix seconds (what `queryTime` is checked against).
-pub fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 impl LimitsConfig {
     /// The limits graph parameters are checked against.
     pub fn graph(&self) -> GraphLimits {

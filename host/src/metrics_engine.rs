@@ -136,7 +136,7 @@ impl MetricsEngine {
     /// The evaluation time of a request whose time defaults to now: now, rounded down to
     /// the cache TTL when the cache is on (so that requests within one TTL share answers).
     pub fn default_time(&self) -> i64 {
-        let now = unix_now();
+        let now = meshlens_params::now();
         self.cache.as_ref().map_or(now, |c| c.align(now))
     }
 
@@ -169,7 +169,8 @@ impl MetricsEngine {
         let deadline = crate::limits::current().map(|s| s.deadline);
         let key = q.cache_key();
         let m = telemetry::metrics();
-        let cache = self.cache.as_ref().filter(|_| AnswerCache::accepts(&q, unix_now()));
+        let cache =
+            self.cache.as_ref().filter(|_| AnswerCache::accepts(&q, meshlens_params::now()));
         if let Some(c) = cache {
             if let Some(hit) = c.get(&key, std::time::Instant::now()) {
                 m.cache_hits.inc();
@@ -355,13 +356,6 @@ impl MetricsEngine {
     }
 }
 
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::AtomicUsize;
@@ -479,7 +473,7 @@ mod tests {
         let again = engine.query(at(100)).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 1, "the second identical query is a cache hit");
         assert!(Arc::ptr_eq(&first, &again));
-        let future = unix_now() + 3600;
+        let future = meshlens_params::now() + 3600;
         engine.query(at(future)).await.unwrap();
         engine.query(at(future)).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 3, "a future time is never cached");

@@ -33,10 +33,7 @@ pub struct Args {
 
 fn write(args: &Args) -> Result<(), String> {
     let topology = Topology::load(&args.topology).map_err(|e| e.to_string())?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let now = meshlens_params::now();
     let end = args.end.unwrap_or(now);
     let model = Model::new(&topology, args.start.unwrap_or(end));
     let from = end - args.minutes * 60;

@@ -96,10 +96,7 @@ impl AppState {
         let admission = Admission::new(&config.limits);
         let cpu = CpuPool::new(config.limits.cpu_threads).map_err(StartupError::Other)?;
 
-        let cluster_config: meshlens_cluster::ClusterConfig = serde_json::to_value(&config.cluster)
-            .and_then(serde_json::from_value)
-            .map_err(|e| StartupError::Other(format!("invalid configuration: `cluster`: {e}")))?;
-        let cluster = meshlens_cluster::Cluster::start(cluster_config)
+        let cluster = meshlens_cluster::Cluster::start(config.cluster.clone())
             .await
             .map_err(|e| StartupError::Other(format!("cannot start the cluster source: {e}")))?;
         warnings.extend(cluster.warnings());

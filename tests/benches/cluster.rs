@@ -21,7 +21,7 @@ use integration_tests::{
     prometheus::PromServer,
     server::{BUNDLED, Meshlens, plugin_dir},
 };
-use meshlens_cluster::{Cluster, ClusterConfig, SourceKind};
+use meshlens_cluster::{Cluster, ClusterConfig, HumanDuration, SourceKind};
 use serde_json::{Value, json};
 
 const NAMESPACES: usize = 10;
@@ -138,7 +138,7 @@ async fn main() {
     let cfg = ClusterConfig {
         source: SourceKind::Kube,
         kubeconfig: Some(api.write_kubeconfig(dir.path())),
-        sync_timeout: "120s".into(),
+        sync_timeout: HumanDuration(Duration::from_secs(120)),
         ..Default::default()
     };
     let before = rss_kib();

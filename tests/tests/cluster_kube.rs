@@ -4,7 +4,9 @@
 use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Duration};
 
 use integration_tests::kube_api::{KubeApi, Options, read_fixtures};
-use meshlens_cluster::{Cluster, ClusterConfig, ClusterError, ClusterState, SourceKind};
+use meshlens_cluster::{
+    Cluster, ClusterConfig, ClusterError, ClusterState, HumanDuration, SourceKind,
+};
 use plugin_api::ClusterKind;
 use serde_json::{Value, json};
 
@@ -13,11 +15,11 @@ fn fixture_paths() -> Vec<PathBuf> {
     vec![root.join("../config/demo"), root.join("fixtures/cluster")]
 }
 
-async fn kube_cluster(api: &KubeApi, dir: &tempfile::TempDir, sync_timeout: &str) -> Cluster {
+async fn kube_cluster(api: &KubeApi, dir: &tempfile::TempDir, sync_timeout: Duration) -> Cluster {
     let cfg = ClusterConfig {
         source: SourceKind::Kube,
         kubeconfig: Some(api.write_kubeconfig(dir.path())),
-        sync_timeout: sync_timeout.into(),
+        sync_timeout: HumanDuration(sync_timeout),
         ..Default::default()
     };
     Cluster::start(cfg).await.unwrap()
@@ -132,7 +134,7 @@ async fn dump(api: &KubeApi, dir: &std::path::Path) -> Vec<PathBuf> {
 async fn kube_and_snapshot_sources_give_identical_answers() {
     let api = KubeApi::start(read_fixtures(&fixture_paths()), Options::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let kube = kube_cluster(&api, &dir, "20s").await;
+    let kube = kube_cluster(&api, &dir, Duration::from_secs(20)).await;
     let from_kube = all_answers(&kube.state().await.unwrap());
     assert_eq!(kube.version(), "v1.33.2");
 
@@ -230,7 +232,7 @@ async fn kube_cache_follows_additions_and_removals_across_watch_restarts() {
     };
     let api = KubeApi::start(read_fixtures(&fixture_paths()), opts).await;
     let dir = tempfile::tempdir().unwrap();
-    let cluster = kube_cluster(&api, &dir, "20s").await;
+    let cluster = kube_cluster(&api, &dir, Duration::from_secs(20)).await;
     let s = cluster.state().await.unwrap();
     assert!(workload_names(&s, "bookinfo").contains(&"details-v1".to_string()));
 
@@ -282,7 +284,7 @@ async fn kube_answers_not_synced_until_the_api_server_is_reachable() {
     let api = KubeApi::start(read_fixtures(&fixture_paths()), Options::default()).await;
     api.set_available(false);
     let dir = tempfile::tempdir().unwrap();
-    let cluster = kube_cluster(&api, &dir, "300ms").await;
+    let cluster = kube_cluster(&api, &dir, Duration::from_millis(300)).await;
     match cluster.state().await {
         Err(e @ ClusterError::NotSynced(_)) => assert_eq!(e.http_status(), 503),
         other => panic!("expected NotSynced, got {other:?}"),

@@ -115,7 +115,7 @@ fn check_app(cluster: &ClusterState, ns: &str, app: &str) -> Result<(), ApiError
 fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app, name) = (ctx.path("namespace")?, ctx.path("app")?, ctx.path("template")?);
-        let limits = ctx.state.config.limits.params(crate::limits::unix_now());
+        let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = CustomParams::parse_with(
             &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
             &limits,
@@ -141,7 +141,7 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
 fn app_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app) = (ctx.path("namespace")?, ctx.path("app")?);
-        let limits = ctx.state.config.limits.params(crate::limits::unix_now());
+        let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = AppParams::parse_with(
             &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
             &limits,

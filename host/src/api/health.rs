@@ -10,7 +10,6 @@ use meshlens_query_batch::{Handle, QueryBatch};
 
 use crate::{
     error::ApiError,
-    params::parse_duration,
     router::{Ctx, HandlerFuture, Reply, Route},
 };
 
@@ -39,9 +38,12 @@ pub fn routes() -> Vec<Route> {
 /// namespace is younger, so a new namespace's rates are not diluted by time it did not exist.
 fn rate_interval(ctx: &Ctx, ns: &NamespaceState, now: i64) -> Result<u64, ApiError> {
     let text = ctx.query("rateInterval").unwrap_or("10m");
-    let ri = parse_duration(text).map(|d| d.as_secs()).filter(|s| *s > 0).ok_or_else(|| {
-        ApiError::bad_param("rateInterval", "expected a duration such as 10m, 90s or 1h")
-    })?;
+    let ri = meshlens_params::parse_prometheus_duration(text)
+        .map(|d| d.as_secs())
+        .filter(|s| *s > 0)
+        .ok_or_else(|| {
+            ApiError::bad_param("rateInterval", "expected a duration such as 10m, 90s or 1h")
+        })?;
     let ri = ctx.state.config.limits.check_window("rateInterval", ri)?;
     let created = chrono::DateTime::parse_from_rfc3339(&ns.created_at).map(|t| t.timestamp()).ok();
     Ok(match created {

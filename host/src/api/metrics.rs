@@ -17,7 +17,7 @@ pub fn routes() -> Vec<Route> {
 
 fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let limits = ctx.state.config.limits.params(crate::limits::unix_now());
+        let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = NamespaceMetricsParams::parse_with(
             &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
             &limits,

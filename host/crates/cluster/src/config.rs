@@ -2,13 +2,14 @@
 
 use std::{path::PathBuf, time::Duration};
 
+use meshlens_params::HumanDuration;
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ClusterError;
 
 /// Where the cluster model comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     /// A Kubernetes API server, through the `kube` client and watch caches.
@@ -18,9 +19,10 @@ pub enum SourceKind {
     Snapshot,
 }
 
-/// Settings of the cluster model (`[cluster]`); every field has the documented default.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(default)]
+/// Settings of the cluster model (`[cluster]` of the configuration); every field has the
+/// documented default, and an unknown key is an error.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ClusterConfig {
     /// `kube` or `snapshot`.
     pub source: SourceKind,
@@ -46,7 +48,7 @@ pub struct ClusterConfig {
     /// The cluster's DNS domain for services.
     pub identity_domain: String,
     /// How long a request waits for the first sync, e.g. `30s`.
-    pub sync_timeout: String,
+    pub sync_timeout: HumanDuration,
 }
 
 impl Default for ClusterConfig {
@@ -63,7 +65,7 @@ impl Default for ClusterConfig {
             sidecar_annotation: "sidecar.istio.io/status".into(),
             exclude_namespaces: vec!["kube-.*".into()],
             identity_domain: "svc.cluster.local".into(),
-            sync_timeout: "30s".into(),
+            sync_timeout: HumanDuration(Duration::from_secs(30)),
         }
     }
 }
@@ -100,19 +102,13 @@ impl Settings {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let sync_timeout = parse_duration(&cfg.sync_timeout).ok_or_else(|| {
-            ClusterError::BadConfig(format!(
-                "cluster.sync_timeout: not a duration: {:?}",
-                cfg.sync_timeout
-            ))
-        })?;
         Ok(Settings {
             mesh_namespace: cfg.mesh_namespace.clone(),
             app_label: cfg.app_label.clone(),
             version_label: cfg.version_label.clone(),
             sidecar_annotation: cfg.sidecar_annotation.clone(),
             identity_domain: cfg.identity_domain.clone(),
-            sync_timeout,
+            sync_timeout: cfg.sync_timeout.0,
             excluded,
         })
     }
@@ -123,34 +119,9 @@ impl Settings {
     }
 }
 
-/// Parses `500ms`, `30s`, `2m`, `1h` (or a bare number of seconds).
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let secs = match unit.trim() {
-        "ms" => n / 1000.0,
-        "" | "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return None,
-    };
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("30s"), Some(Duration::from_secs(30)));
-        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(parse_duration("2m"), Some(Duration::from_secs(120)));
-        assert_eq!(parse_duration("soon"), None);
-        assert_eq!(parse_duration("5 fortnights"), None);
-    }
 
     #[test]
     fn exclusion_matches_whole_names() {

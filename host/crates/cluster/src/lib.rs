@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 
 pub use config::{ClusterConfig, Settings, SourceKind};
 pub use mesh::{MeshKind, MeshObject, MeshSpec};
+pub use meshlens_params::HumanDuration;
 pub use model::{App, ClusterState, NamespaceState, Workload, WorkloadKind};
 pub use plugin::{config_object, workload_info};
 
@@ -70,10 +71,7 @@ enum Source {
 
 /// Records a completed list of the caches (or a snapshot load) in the self-metrics.
 pub(crate) fn record_sync() {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
+    let now = meshlens_params::now() as f64;
     meshlens_telemetry::metrics().cluster_last_sync.set(now);
 }
 

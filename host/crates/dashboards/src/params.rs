@@ -58,10 +58,7 @@ pub struct ParamLimits {
 impl Default for ParamLimits {
     /// The contract's defaults, at the current time.
     fn default() -> Self {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or_default();
+        let now = meshlens_params::now();
         ParamLimits {
             max_quantiles: 10,
             max_by_labels: 10,
@@ -166,37 +163,9 @@ pub fn is_label_name(s: &str) -> bool {
 /// Parses a Prometheus duration (`90s`, `1m`, `1h30m`, `2d`) into seconds; a bare number
 /// is seconds. Milliseconds must add up to whole seconds.
 pub fn parse_duration_secs(text: &str) -> Option<u64> {
-    let t = text.trim();
-    if t.is_empty() {
-        return None;
-    }
-    if t.bytes().all(|b| b.is_ascii_digit()) {
-        return t.parse().ok();
-    }
-    let mut total_ms: u64 = 0;
-    let mut rest = t;
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let n: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest.bytes().take_while(|b| b.is_ascii_alphabetic()).count();
-        let mult: u64 = match &rest[..unit_len] {
-            "ms" => 1,
-            "s" => 1_000,
-            "m" => 60_000,
-            "h" => 3_600_000,
-            "d" => 86_400_000,
-            "w" => 604_800_000,
-            "y" => 31_536_000_000,
-            _ => return None,
-        };
-        rest = &rest[unit_len..];
-        total_ms = total_ms.checked_add(n.checked_mul(mult)?)?;
-    }
-    total_ms.is_multiple_of(1000).then_some(total_ms / 1000)
+    meshlens_params::parse_prometheus_duration(text)
+        .filter(|d| d.subsec_nanos() == 0)
+        .map(|d| d.as_secs())
 }
 
 fn parse_positive(

@@ -185,44 +185,14 @@ pub struct GraphOptions {
 const GRAPH_TYPES: &str = "app, service, versionedApp, workload";
 
 fn parse_bool(param: &str, v: &str) -> Result<bool, OptionsError> {
-    // Go's strconv.ParseBool, as Kiali accepts it.
-    match v {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
-        _ => Err(OptionsError::invalid(param, v, "true, false")),
-    }
+    meshlens_params::parse_bool(v).ok_or_else(|| OptionsError::invalid(param, v, "true, false"))
 }
 
-/// Parses a Go-style duration (`600s`, `10m`, `1h30m`, `1.5h`) into whole seconds.
+/// A graph `duration` (Go's grammar) in whole seconds, at least one.
 pub(crate) fn parse_duration(s: &str) -> Option<u64> {
-    let s = s.trim();
-    if s.is_empty() {
-        return None;
-    }
-    let mut total = 0f64;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        if num_end == 0 {
-            return None;
-        }
-        let n: f64 = rest[..num_end].parse().ok()?;
-        rest = &rest[num_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
-        let factor = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        total += n * factor;
-    }
-    let secs = total.floor();
-    (1.0..1e12).contains(&secs).then_some(secs as u64)
+    meshlens_params::parse_go_duration(s)
+        .map(|d| d.as_secs())
+        .filter(|secs| (1..1_000_000_000_000).contains(secs))
 }
 
 impl GraphOptions {
