@@ -288,7 +288,26 @@ fn ports_probes_paths_and_names_agree() {
         .map(|e| e.name.as_str())
         .collect();
     assert_eq!(from_secret, ["MESHLENS_AUTH__SIGNING_KEY", "MESHLENS_AUTH__PASSWORD"]);
-    assert!(env.iter().all(|e| e.value.is_none()), "no literal values in env");
+    // Literal values are only the allocator settings the image sets too (no config key, so
+    // nothing secret, can hide there), and they agree with the Containerfile's ENV.
+    let literal: Vec<(String, String)> = env
+        .iter()
+        .filter_map(|e| e.value.as_ref().map(|v| (e.name.clone(), v.clone())))
+        .collect();
+    assert!(
+        literal.iter().all(|(n, _)| !n.starts_with("MESHLENS_")),
+        "config keys come from the ConfigMap or the Secret, not literal env: {literal:?}"
+    );
+    let containerfile = read(&kube_dir().join("../Containerfile"));
+    let image_env: Vec<(String, String)> = containerfile
+        .lines()
+        .filter_map(|l| l.strip_prefix("ENV "))
+        .flat_map(|l| l.split_whitespace())
+        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect();
+    for pair in &literal {
+        assert!(image_env.contains(pair), "{pair:?} is not what the image sets: {image_env:?}");
+    }
 }
 
 #[test]
