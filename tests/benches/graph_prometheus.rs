@@ -170,6 +170,38 @@ fn raw_replay(
     t.elapsed()
 }
 
+/// The graph as a client sees it: one GET on a kept-alive connection, body read, not
+/// parsed (as the raw replay reads Prometheus's bodies). The test helper's `get` also parses
+/// the body and checks it against the API document, which is the test's cost, not the
+/// service's; it is used once per size, for the warm-up.
+fn timed_graph(http: &reqwest::blocking::Client, m: &Meshlens, path: &str) -> (Duration, usize) {
+    let t = Instant::now();
+    let r = http.get(format!("http://{}{path}", m.addr)).send().expect("graph request");
+    assert!(r.status().is_success(), "graph failed: {}", r.status());
+    let body = r.bytes().expect("graph body");
+    (t.elapsed(), body.len())
+}
+
+/// When Prometheus started and finished each of the last `count` queries in its log, in ms
+/// from the first start: how far apart a request's queries were sent and how long the last
+/// ran. From the log's `ts` (written as the query ends) less its `execTotalTime`.
+fn timeline(prom: &PromServer, count: usize) -> (f64, f64) {
+    let log = prom.query_log();
+    let spans: Vec<(f64, f64)> = log[log.len().saturating_sub(count)..]
+        .iter()
+        .filter_map(|e| {
+            let end = chrono::DateTime::parse_from_rfc3339(e["ts"].as_str()?).ok()?;
+            let end = end.timestamp_micros() as f64 / 1000.0;
+            let exec = e["stats"]["timings"]["execTotalTime"].as_f64()? * 1000.0;
+            Some((end - exec, end))
+        })
+        .collect();
+    let first = spans.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+    let last_start = spans.iter().map(|s| s.0).fold(f64::NEG_INFINITY, f64::max);
+    let last_end = spans.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
+    (last_start - first, last_end - first)
+}
+
 /// meshlens's own metrics: every sample line's series (name and labels) and value.
 fn self_metrics(m: &Meshlens) -> std::collections::HashMap<String, f64> {
     let r = m.get("/metrics");
@@ -209,7 +241,9 @@ fn phases(
         / delta("meshlens_backend_query_duration_seconds_count", "").max(1.0)
         * 1000.0;
     format!(
-        "request {request:.1}, mean backend query {query:.1}, build {:.1}, appenders {:.1}, output {:.1}",
+        "request {request:.1}, fetch {:.1} (mean backend query {query:.1}), prepare {:.1}, build {:.1}, appenders {:.1}, output {:.1}",
+        per_graph("fetch"),
+        per_graph("prepare"),
         per_graph("build"),
         per_graph("appender"),
         per_graph("output")
@@ -248,7 +282,8 @@ fn main() {
         "prometheus",
         serde_json::json!({ "url": prom.url() }),
     );
-    let http = reqwest::blocking::Client::new();
+    integration_tests::server::install_crypto_provider();
+    let http = reqwest::blocking::Client::builder().no_proxy().build().expect("HTTP client");
     let base = prom.url();
 
     // Warm-up (also detects the duration histogram once).
@@ -282,20 +317,27 @@ fn main() {
         let _ = parsed(&backend, &planned(n, fresh()));
 
         let (mut graph, mut raw, mut prs) = (Vec::new(), Vec::new(), Vec::new());
+        // Spread of the queries' starts and the time to the last one's end, summed over runs.
+        let (mut graph_spread, mut raw_spread) = ((0.0, 0.0), (0.0, 0.0));
+        let mut body_bytes = 0;
         // CPU ms: meshlens and Prometheus during the graphs, Prometheus during the replays.
         let (mut graph_cpu, mut graph_prom_cpu, mut raw_prom_cpu) = (0.0, 0.0, 0.0);
         let pids = (Some(m.pid()), prom.pid());
         let scraped = self_metrics(&m);
         for _ in 0..RUNS {
             let t = fresh();
-            let start = Instant::now();
-            let (r, mc, pc) = cpu_during(pids, || m.get(&graph_path(n, t)));
-            graph.push(start.elapsed());
+            let ((d, bytes), mc, pc) =
+                cpu_during(pids, || timed_graph(&http, &m, &graph_path(n, t)));
+            graph.push(d);
+            body_bytes = bytes;
             (graph_cpu, graph_prom_cpu) = (graph_cpu + mc, graph_prom_cpu + pc);
-            assert_eq!(r.status, 200);
+            let (s, e) = timeline(&prom, queries.len());
+            graph_spread = (graph_spread.0 + s, graph_spread.1 + e);
             let (d, _, pc) = cpu_during(pids, || raw_replay(&http, &base, &queries, t));
             raw.push(d);
             raw_prom_cpu += pc;
+            let (s, e) = timeline(&prom, queries.len());
+            raw_spread = (raw_spread.0 + s, raw_spread.1 + e);
             prs.push(parsed(&backend, &planned(n, t)));
         }
         let phases = phases(&scraped, &self_metrics(&m), RUNS);
@@ -312,6 +354,14 @@ fn main() {
         );
         println!("        meshlens's own metrics, mean ms per graph: {phases}");
         let runs = RUNS as f64;
+        println!(
+            "        Prometheus's query log, mean ms: graph: last query started {:.1} after the first, last ended {:.1} after the first start; \
+             raw replay: {:.1} and {:.1}; graph body {body_bytes} bytes",
+            graph_spread.0 / runs,
+            graph_spread.1 / runs,
+            raw_spread.0 / runs,
+            raw_spread.1 / runs
+        );
         println!(
             "        CPU ms per request: graph: meshlens {:.0}, Prometheus {:.0}; raw replay: Prometheus {:.0}",
             graph_cpu / runs,

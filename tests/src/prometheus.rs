@@ -309,12 +309,14 @@ impl PromServer {
     /// Every query the server executed so far (its query log; needs [`start_logging_queries`](Self::start_logging_queries)):
     /// each line's `params` (`query`, `start`, `end`, `step`).
     pub fn executed_queries(&self) -> Vec<serde_json::Value> {
+        self.query_log().into_iter().map(|v| v["params"].clone()).collect()
+    }
+
+    /// The query log's whole entries (params, stats with timings, `ts` when logged).
+    pub fn query_log(&self) -> Vec<serde_json::Value> {
         let text =
             std::fs::read_to_string(self.data.path().join("queries.log")).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .map(|v| v["params"].clone())
-            .collect()
+        text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).collect()
     }
 
     /// An instant query's first value (`None` when the result is empty).

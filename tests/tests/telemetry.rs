@@ -96,6 +96,8 @@ fn prometheus_scrapes_the_self_metrics_and_sees_a_graph_request() {
     let text = m.get("/metrics").text();
     for series in [
         "meshlens_api_request_duration_seconds_count{operation=\"graphNamespaces\"}",
+        "meshlens_graph_phase_duration_seconds_count{phase=\"fetch\",appender=\"\"}",
+        "meshlens_graph_phase_duration_seconds_count{phase=\"prepare\",appender=\"\"}",
         "meshlens_graph_phase_duration_seconds_count{phase=\"build\",appender=\"\"}",
         "meshlens_graph_phase_duration_seconds_count{phase=\"appender\",appender=\"deadNode\"}",
         "meshlens_graph_phase_duration_seconds_count{phase=\"output\",appender=\"\"}",

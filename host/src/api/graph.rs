@@ -165,7 +165,9 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     }
 
     // Fetch: every query of the request, sent together.
+    let fetch_started = Instant::now();
     let mut answers = st.metrics.fetch(batch).await?;
+    telemetry::metrics().graph_phase("fetch", "", fetch_started.elapsed());
     let traffic = answers.take(traffic_handle);
     let hidden = hidden_namespaces(&ctx, &traffic).await?;
 
@@ -176,6 +178,7 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     st.cpu
         .run(&scope, slot, move |scope| -> Result<Reply, ApiError> {
             let m = telemetry::metrics();
+            let t = Instant::now();
             // The appenders' owned copies and cluster data are CPU work too: here, not on
             // the async workers that answer the cheap operations.
             let per_appender: Vec<AppenderData> = appender_inputs
@@ -195,6 +198,7 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
                     AppenderData { cluster, results: results.into() }
                 })
                 .collect();
+            m.graph_phase("prepare", "", t.elapsed());
             let t = Instant::now();
             let mut g = build_graph(&opts, &plan, &traffic);
             m.graph_phase("build", "", t.elapsed());
