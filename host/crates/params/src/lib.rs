@@ -1,11 +1,14 @@
-//! Request parameters and time: the two duration grammars users write, Go booleans, and the
-//! server clock. Every crate that reads a user's text value or the time uses these.
+//! Request parameters and time: typed query strings ([`query`]), the two duration grammars
+//! users write, Go booleans, and the server clock. Every crate that reads a user's text value
+//! or the time uses these.
 //!
 //! Two duration grammars are deliberate: Kiali's graph `duration` is parsed by Go's
 //! `time.ParseDuration` ([`parse_go_duration`]); `rateInterval`, dashboard windows and the
 //! configuration's durations are Prometheus durations ([`parse_prometheus_duration`]).
 
 #![forbid(unsafe_code)]
+
+pub mod query;
 
 use std::time::Duration;
 
