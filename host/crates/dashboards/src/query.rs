@@ -197,12 +197,7 @@ pub struct UnixSeconds(pub i64);
 impl FromStr for UnixSeconds {
     type Err = &'static str;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.trim()
-            .parse::<i64>()
-            .ok()
-            .filter(|t| *t > 0)
-            .map(UnixSeconds)
-            .ok_or("expected Unix seconds")
+        meshlens_params::parse_unix_seconds(s).map(UnixSeconds).ok_or("expected Unix seconds")
     }
 }
 
