@@ -83,6 +83,18 @@ impl From<plugin_api::PluginError> for ApiError {
     }
 }
 
+/// A query parameter with a wrong value: `invalid value for query parameter '{name}': {what
+/// it accepts}`, as [`ApiError::bad_param`] words it.
+impl From<meshlens_params::query::QueryError> for ApiError {
+    fn from(e: meshlens_params::query::QueryError) -> Self {
+        if e.param.is_empty() {
+            ApiError::BadRequest(e.reason)
+        } else {
+            ApiError::bad_param(&e.param, &e.reason)
+        }
+    }
+}
+
 impl From<meshlens_cluster::ClusterError> for ApiError {
     fn from(e: meshlens_cluster::ClusterError) -> Self {
         let msg = e.to_string();

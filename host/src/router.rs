@@ -100,7 +100,8 @@ pub struct Ctx {
     pub state: Arc<AppState>,
     pub op: &'static str,
     params: Vec<(&'static str, String)>,
-    query: Vec<(String, String)>,
+    /// The raw query string: each operation reads it as its own parameter struct.
+    query: String,
     pub headers: HeaderMap,
     /// Who is asking, and which namespaces they may see. Routes with a `{namespace}`
     /// parameter were checked before the handler runs; handlers check any other namespace.
@@ -127,17 +128,13 @@ impl Ctx {
             .map(|(_, v)| v.as_str())
             .ok_or_else(|| ApiError::internal(format!("route has no path parameter {name}")))
     }
-    /// The first value of a query parameter.
-    pub fn query(&self, name: &str) -> Option<&str> {
-        self.query.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    /// The query string as sent, without `?` (empty when there is none).
+    pub fn query_string(&self) -> &str {
+        &self.query
     }
-    /// Every value of a repeated query parameter (`byLabels[]=a&byLabels[]=b`).
-    pub fn query_all(&self, name: &str) -> Vec<&str> {
-        self.query.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
-    }
-    /// Whether the parameter appears at all (even empty).
-    pub fn has_query(&self, name: &str) -> bool {
-        self.query.iter().any(|(n, _)| n == name)
+    /// The operation's typed query parameters; a wrong value is a 400 naming the parameter.
+    pub fn query<T: serde::de::DeserializeOwned>(&self) -> Result<T, ApiError> {
+        Ok(meshlens_params::query::parse_query(&self.query)?)
     }
 }
 
@@ -265,9 +262,7 @@ impl Router {
         if method != Method::GET && method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed);
         }
-        let query = raw_query
-            .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-            .unwrap_or_default();
+        let query = raw_query.unwrap_or_default();
         let handler = route.handler;
         let public = route.public;
         let expensive = route.expensive;

@@ -93,7 +93,7 @@ fn main() {
     let joined = namespaces.join(",");
     let opts = GraphOptions::parse(
         GraphTarget::Namespaces,
-        |k| (k == "namespaces").then(|| joined.clone()),
+        &meshlens_params::query::query_string(&[("namespaces", &joined)]),
         1_700_000_000,
         &names,
         &GraphSettings::default(),

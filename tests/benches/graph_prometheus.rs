@@ -96,13 +96,10 @@ fn graph_path(n: usize, time: i64) -> String {
 fn planned(n: usize, time: i64) -> Vec<MetricQuery> {
     let list = ns_list(n);
     let names: Vec<String> = Vec::new();
-    let q = |k: &str| match k {
-        "namespaces" => Some(list.clone()),
-        "graphType" => Some("workload".to_string()),
-        _ => None,
-    };
+    let q =
+        meshlens_params::query::query_string(&[("namespaces", &list), ("graphType", "workload")]);
     let opts =
-        GraphOptions::parse(GraphTarget::Namespaces, q, time, &names, &GraphSettings::default())
+        GraphOptions::parse(GraphTarget::Namespaces, &q, time, &names, &GraphSettings::default())
             .expect("options");
     let req = opts.graph_request("istio_request_duration_milliseconds", 1.0);
     let mut qs = traffic_queries(&opts);

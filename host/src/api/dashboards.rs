@@ -116,10 +116,7 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app, name) = (ctx.path("namespace")?, ctx.path("app")?, ctx.path("template")?);
         let limits = ctx.state.config.limits.params(meshlens_params::now());
-        let params = CustomParams::parse_with(
-            &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
-            &limits,
-        )?;
+        let params = CustomParams::parse_with(ctx.query_string(), &limits)?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         let catalog = template_catalog(&ctx.state, &cluster, ns).await;
@@ -142,10 +139,7 @@ fn app_dashboard(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let (ns, app) = (ctx.path("namespace")?, ctx.path("app")?);
         let limits = ctx.state.config.limits.params(meshlens_params::now());
-        let params = AppParams::parse_with(
-            &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
-            &limits,
-        )?;
+        let params = AppParams::parse_with(ctx.query_string(), &limits)?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         let now = ctx.state.metrics.default_time();

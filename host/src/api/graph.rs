@@ -120,7 +120,7 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let limits = st.config.limits.graph();
     let opts = GraphOptions::parse_limited(
         target,
-        |k| ctx.query(k).map(str::to_string),
+        ctx.query_string(),
         now,
         &registered,
         &settings(&st),

@@ -6,7 +6,9 @@ use meshlens_health::{
     namespace_health, namespace_queries, proxy_health, proxy_queries, target_queries,
     target_requests,
 };
+use meshlens_params::query::first;
 use meshlens_query_batch::{Handle, QueryBatch};
+use serde::Deserialize;
 
 use crate::{
     error::ApiError,
@@ -34,22 +36,75 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
+/// appHealth's, serviceHealth's and workloadHealth's query parameters.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct HealthQuery {
+    /// The window of the request rates (default 10m).
+    #[serde(rename = "rateInterval", deserialize_with = "first")]
+    rate_interval: Option<RateInterval>,
+}
+
+/// namespaceHealth's query parameters.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct NamespaceHealthQuery {
+    /// The window of the request rates (default 10m).
+    #[serde(rename = "rateInterval", deserialize_with = "first")]
+    rate_interval: Option<RateInterval>,
+    /// Which entities: apps (the default), services or workloads.
+    #[serde(rename = "type", deserialize_with = "first")]
+    kind: Option<KindParam>,
+}
+
+/// A `rateInterval`: a Prometheus duration of at least one second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RateInterval(u64);
+
+impl std::str::FromStr for RateInterval {
+    type Err = &'static str;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        meshlens_params::parse_prometheus_duration(s)
+            .map(|d| d.as_secs())
+            .filter(|s| *s > 0)
+            .map(RateInterval)
+            .ok_or("expected a duration such as 10m, 90s or 1h")
+    }
+}
+
+/// A namespaceHealth `type`.
+#[derive(Debug, Clone, Copy)]
+struct KindParam(Kind);
+
+impl std::str::FromStr for KindParam {
+    type Err = &'static str;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::parse(s).map(KindParam).ok_or("must be one of ['app','service','workload']")
+    }
+}
+
 /// `rateInterval` in seconds (default 10m), shortened to the namespace's age when the
 /// namespace is younger, so a new namespace's rates are not diluted by time it did not exist.
-fn rate_interval(ctx: &Ctx, ns: &NamespaceState, now: i64) -> Result<u64, ApiError> {
-    let text = ctx.query("rateInterval").unwrap_or("10m");
-    let ri = meshlens_params::parse_prometheus_duration(text)
-        .map(|d| d.as_secs())
-        .filter(|s| *s > 0)
-        .ok_or_else(|| {
-            ApiError::bad_param("rateInterval", "expected a duration such as 10m, 90s or 1h")
-        })?;
+fn rate_interval(
+    ctx: &Ctx,
+    requested: Option<RateInterval>,
+    ns: &NamespaceState,
+    now: i64,
+) -> Result<u64, ApiError> {
+    let ri = requested.map_or(600, |r| r.0);
     let ri = ctx.state.config.limits.check_window("rateInterval", ri)?;
     let created = chrono::DateTime::parse_from_rfc3339(&ns.created_at).map(|t| t.timestamp()).ok();
     Ok(match created {
         Some(c) if now - c < ri as i64 => (now - c).max(1) as u64,
         _ => ri,
     })
+}
+
+/// [`rate_interval`] from the query of appHealth, serviceHealth or workloadHealth. Read after
+/// the objects were found, as before: a missing object is a 404 whatever the parameters.
+fn object_rate_interval(ctx: &Ctx, ns: &NamespaceState, now: i64) -> Result<u64, ApiError> {
+    let q: HealthQuery = ctx.query()?;
+    rate_interval(ctx, q.rate_interval, ns, now)
 }
 
 fn status_of(w: &Workload) -> DeploymentStatus {
@@ -80,7 +135,7 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
             .find(|a| a.name == name)
             .ok_or_else(|| ApiError::not_found("app not found"))?;
         let now = ctx.state.metrics.default_time();
-        let ri = rate_interval(&ctx, ns_state, now)?;
+        let ri = object_rate_interval(&ctx, ns_state, now)?;
         let domain = state.settings().identity_domain.clone();
         let mut batch = QueryBatch::new();
         let requests = batch.add(target_queries(ns, Target::App(name), ri, now));
@@ -118,7 +173,7 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let svc =
             state.service(ns, name).ok_or_else(|| ApiError::not_found("service not found"))?;
         let now = ctx.state.metrics.default_time();
-        let ri = rate_interval(&ctx, ns_state, now)?;
+        let ri = object_rate_interval(&ctx, ns_state, now)?;
         let mut batch = QueryBatch::new();
         let requests = batch.add(target_queries(ns, Target::Service(name), ri, now));
         let proxy =
@@ -140,7 +195,7 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
         let w =
             state.workload(ns, name).ok_or_else(|| ApiError::not_found("workload not found"))?;
         let now = ctx.state.metrics.default_time();
-        let ri = rate_interval(&ctx, ns_state, now)?;
+        let ri = object_rate_interval(&ctx, ns_state, now)?;
         let results = ctx
             .state
             .metrics
@@ -155,19 +210,15 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
 
 fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let kind = match ctx.query("type") {
-            None => Kind::App,
-            Some(t) => Kind::parse(t).ok_or_else(|| {
-                ApiError::bad_param("type", "must be one of ['app','service','workload']")
-            })?,
-        };
+        let q: NamespaceHealthQuery = ctx.query()?;
+        let kind = q.kind.map_or(Kind::App, |k| k.0);
         let state = ctx.state.cluster.state().await?;
         let ns = ctx.path("namespace")?;
         // The spec lists 400 (not 404) for this operation.
         let ns_state =
             state.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
         let now = ctx.state.metrics.default_time();
-        let ri = rate_interval(&ctx, ns_state, now)?;
+        let ri = rate_interval(&ctx, q.rate_interval, ns_state, now)?;
         let entities: Vec<Entity> = match kind {
             Kind::App => state
                 .apps(ns)
@@ -200,4 +251,45 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
         let results = ctx.state.metrics.query_all(namespace_queries(ns, kind, ri, now)).await?;
         Reply::json(&namespace_health(kind, entities, &results))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use meshlens_params::query::parse_query;
+
+    use super::*;
+
+    fn refused<T: serde::de::DeserializeOwned + std::fmt::Debug>(query: &str) -> serde_json::Value {
+        ApiError::from(parse_query::<T>(query).unwrap_err()).body()
+    }
+
+    #[test]
+    fn a_wrong_value_is_a_400_naming_the_parameter() {
+        let expected = |p: &str, what: &str| {
+            serde_json::json!({
+                "code": 400,
+                "message": format!("invalid value for query parameter '{p}': {what}")
+            })
+        };
+        let duration = "expected a duration such as 10m, 90s or 1h";
+        assert_eq!(refused::<HealthQuery>("rateInterval=0s"), expected("rateInterval", duration));
+        assert_eq!(
+            refused::<NamespaceHealthQuery>("rateInterval=10m&type=pods"),
+            expected("type", "must be one of ['app','service','workload']")
+        );
+        assert_eq!(
+            refused::<NamespaceHealthQuery>("type=service&rateInterval=5x"),
+            expected("rateInterval", duration)
+        );
+    }
+
+    #[test]
+    fn the_first_value_counts_and_unknown_parameters_are_ignored() {
+        let q: NamespaceHealthQuery =
+            parse_query("rateInterval=90s&rateInterval=x&type=workload&queryTime=1").unwrap();
+        assert_eq!(q.rate_interval, Some(RateInterval(90)));
+        assert!(matches!(q.kind, Some(KindParam(Kind::Workload))));
+        let q: HealthQuery = parse_query("").unwrap();
+        assert_eq!(q.rate_interval, None);
+    }
 }

@@ -18,10 +18,7 @@ pub fn routes() -> Vec<Route> {
 fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let limits = ctx.state.config.limits.params(meshlens_params::now());
-        let params = NamespaceMetricsParams::parse_with(
-            &|n: &str| ctx.query_all(n).into_iter().map(String::from).collect::<Vec<_>>(),
-            &limits,
-        )?;
+        let params = NamespaceMetricsParams::parse_with(ctx.query_string(), &limits)?;
         let cluster = ctx.state.cluster.state().await?;
         let ns = ctx.path("namespace")?;
         // The operation lists 400 and 503: an unknown namespace is a bad request here.

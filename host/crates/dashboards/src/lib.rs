@@ -2,7 +2,8 @@
 //! `runtimes` of app details.
 //!
 //! The host drives it in four steps, doing all I/O itself:
-//! 1. [`params`]: parse and validate the query string (errors are 400s naming the parameter);
+//! 1. [`query`] and [`params`]: read the query string as typed structs and check them against
+//!    the limits (errors are 400s naming the parameter);
 //! 2. [`templates`]: collect the providers' templates into a [`TemplateCatalog`] and resolve a
 //!    name by precedence (app namespace, mesh namespace, folders, built-ins);
 //! 3. [`plan`]: build the structured [`plugin_api::MetricQuery`] list of a dashboard
@@ -17,6 +18,7 @@ pub mod error;
 pub mod namespace_metrics;
 pub mod params;
 pub mod plan;
+pub mod query;
 pub mod runtimes;
 pub mod shape;
 pub mod templates;
@@ -25,10 +27,9 @@ pub use error::DashboardError;
 pub use namespace_metrics::{
     MetricsPlan, NAMESPACE_METRICS, NamespaceMetricsParams, namespace_metrics_plan,
 };
-pub use params::{
-    AppParams, BaseParams, CustomParams, Direction, ParamLimits, QueryLookup, Reporter,
-};
+pub use params::{AppParams, BaseParams, CustomParams, Direction, ParamLimits, Reporter};
 pub use plan::{DashboardPlan, DurationMetric, app_dashboard_plan, custom_dashboard_plan};
+pub use query::{AppQuery, BaseQuery, CustomQuery, FiltersQuery};
 pub use runtimes::{
     DashboardRef, RUNTIMES_ANNOTATION, Runtime, RuntimeCache, discovery_query, resolve_runtimes,
     runtimes_from_annotations, runtimes_from_discovery,

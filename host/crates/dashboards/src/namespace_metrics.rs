@@ -6,8 +6,9 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     error::DashboardError,
-    params::{AppParams, Direction, ParamLimits, QueryLookup},
+    params::{AppParams, Direction, ParamLimits},
     plan::{ChartData, DurationMetric, chart_queries, query_series},
+    query::{FiltersQuery, read},
 };
 
 /// The metric names a client can ask for in `filters[]`, in answer order.
@@ -32,18 +33,17 @@ pub struct NamespaceMetricsParams {
 
 impl NamespaceMetricsParams {
     /// Parses the parameters; an unknown filter is a 400 listing the known ones.
-    pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
-        Self::parse_with(q, &ParamLimits::default())
+    pub fn parse(query: &str) -> Result<Self, DashboardError> {
+        Self::parse_with(query, &ParamLimits::default())
     }
 
-    /// [`NamespaceMetricsParams::parse`] under `limits`.
-    pub fn parse_with(
-        q: &(impl QueryLookup + ?Sized),
-        limits: &ParamLimits,
-    ) -> Result<Self, DashboardError> {
-        let app = AppParams::parse_with(q, limits)?;
+    /// [`NamespaceMetricsParams::parse`] under `limits`: appDashboard's parameters and
+    /// [`FiltersQuery`].
+    pub fn parse_with(query: &str, limits: &ParamLimits) -> Result<Self, DashboardError> {
+        let app = AppParams::parse_with(query, limits)?;
+        let own: FiltersQuery = read(query)?;
         let mut filters = Vec::new();
-        for v in q.all("filters[]").into_iter().chain(q.all("filters")) {
+        for v in own.filters_bracket.iter().chain(&own.filters) {
             for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                 let known = NAMESPACE_METRICS.iter().find(|m| **m == name).ok_or_else(|| {
                     DashboardError::BadRequest(format!(
@@ -167,9 +167,7 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, &str)]) -> Result<NamespaceMetricsParams, DashboardError> {
-        let v: Vec<(String, String)> =
-            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        NamespaceMetricsParams::parse(&v)
+        NamespaceMetricsParams::parse(&meshlens_params::query::query_string(pairs))
     }
 
     #[test]

@@ -1,38 +1,14 @@
-//! Query parameters of customDashboard (spec §4.4) and appDashboard (§4.5).
+//! Query parameters of customDashboard (spec §4.4) and appDashboard (§4.5): the typed
+//! structs of [`crate::query`], checked against the limits and given their defaults.
 //!
-//! Every parse error is a [`DashboardError::BadRequest`] naming the parameter and the value.
+//! Every error is a [`DashboardError::BadRequest`] naming the parameter, never its value.
 
 use plugin_api::{QueryTime, RangeFunc};
 
-use crate::error::DashboardError;
-
-/// Access to the request's query parameters (first value, or all values of a repeated one).
-pub trait QueryLookup {
-    /// Every value of `name`, in request order.
-    fn all(&self, name: &str) -> Vec<String>;
-    /// The first value of `name`.
-    fn first(&self, name: &str) -> Option<String> {
-        self.all(name).into_iter().next()
-    }
-}
-
-impl QueryLookup for [(String, String)] {
-    fn all(&self, name: &str) -> Vec<String> {
-        self.iter().filter(|(k, _)| k == name).map(|(_, v)| v.clone()).collect()
-    }
-}
-
-impl QueryLookup for Vec<(String, String)> {
-    fn all(&self, name: &str) -> Vec<String> {
-        self.as_slice().all(name)
-    }
-}
-
-impl<F: Fn(&str) -> Vec<String>> QueryLookup for F {
-    fn all(&self, name: &str) -> Vec<String> {
-        self(name)
-    }
-}
+use crate::{
+    error::DashboardError,
+    query::{AppQuery, BaseQuery, CustomQuery, read},
+};
 
 /// Most points a range query may ask for (Prometheus refuses more than 11,000).
 pub const MAX_POINTS: i64 = 11_000;
@@ -148,11 +124,6 @@ pub struct AppParams {
     pub reporter: Reporter,
 }
 
-/// The value itself is not echoed: messages name the parameter and what it accepts.
-fn bad(name: &str, _value: &str, why: &str) -> DashboardError {
-    DashboardError::BadRequest(format!("Bad request, cannot parse query parameter '{name}': {why}"))
-}
-
 /// Whether `s` is a Prometheus label name.
 pub fn is_label_name(s: &str) -> bool {
     let mut chars = s.chars();
@@ -168,60 +139,23 @@ pub fn parse_duration_secs(text: &str) -> Option<u64> {
         .map(|d| d.as_secs())
 }
 
-fn parse_positive(
-    q: &(impl QueryLookup + ?Sized),
-    name: &str,
-    default: i64,
-) -> Result<i64, DashboardError> {
-    match q.first(name) {
-        None => Ok(default),
-        Some(v) => match parse_duration_secs(&v) {
-            Some(n) if n > 0 && n <= i64::MAX as u64 / 2 => Ok(n as i64),
-            _ => Err(bad(name, &v, "expected a positive number of seconds")),
-        },
-    }
-}
-
-/// Every value of a repeated parameter, accepting `name[]` and `name`.
-fn repeated(q: &(impl QueryLookup + ?Sized), name: &str) -> Vec<(String, String)> {
-    let bracket = format!("{name}[]");
-    let mut out: Vec<(String, String)> =
-        q.all(&bracket).into_iter().map(|v| (bracket.clone(), v)).collect();
-    out.extend(q.all(name).into_iter().map(|v| (name.to_string(), v)));
-    out
-}
-
 impl BaseParams {
-    /// Parses the shared parameters under the default limits.
-    pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
-        Self::parse_with(q, &ParamLimits::default())
+    /// Parses the shared parameters of a query string under the default limits.
+    pub fn parse(query: &str) -> Result<Self, DashboardError> {
+        Self::parse_with(query, &ParamLimits::default())
     }
 
     /// Parses the shared parameters; a request over a limit is a 400 naming it.
-    pub fn parse_with(
-        q: &(impl QueryLookup + ?Sized),
-        limits: &ParamLimits,
-    ) -> Result<Self, DashboardError> {
-        let avg = match q.first("avg").as_deref() {
-            None => true,
-            Some("true") => true,
-            Some("false") => false,
-            Some(v) => return Err(bad("avg", v, "expected true or false")),
-        };
-        let mut by_labels = Vec::new();
-        for (name, v) in repeated(q, "byLabels") {
-            // A comma-separated list in one value is accepted too.
-            for l in v.split(',').map(str::trim).filter(|l| !l.is_empty()) {
-                if !is_label_name(l) {
-                    return Err(bad(
-                        &name,
-                        &v,
-                        "expected label names (letters, digits, underscores)",
-                    ));
-                }
-                if !by_labels.iter().any(|b| b == l) {
-                    by_labels.push(l.to_string());
-                }
+    pub fn parse_with(query: &str, limits: &ParamLimits) -> Result<Self, DashboardError> {
+        Self::from_query(read(query)?, limits)
+    }
+
+    /// Gives the typed parameters their defaults and checks them against `limits`.
+    pub fn from_query(q: BaseQuery, limits: &ParamLimits) -> Result<Self, DashboardError> {
+        let mut by_labels: Vec<String> = Vec::new();
+        for l in q.by_labels_bracket.into_iter().chain(q.by_labels).flat_map(|l| l.0) {
+            if !by_labels.contains(&l) {
+                by_labels.push(l);
             }
         }
         if by_labels.len() > limits.max_by_labels {
@@ -231,32 +165,16 @@ impl BaseParams {
                 "max_by_labels",
             ));
         }
-        let mut quantiles = Vec::new();
-        for (name, v) in repeated(q, "quantiles") {
-            match v.trim().parse::<f64>() {
-                Ok(f) if (0.0..=1.0).contains(&f) => quantiles.push(v.trim().to_string()),
-                _ => return Err(bad(&name, &v, "invalid quantile(s): should be between 0 and 1")),
-            }
-            if quantiles.len() > limits.max_quantiles {
-                return Err(over(
-                    "quantiles[]",
-                    &format!("at most {} quantiles are accepted", limits.max_quantiles),
-                    "max_quantiles",
-                ));
-            }
+        let quantiles: Vec<String> =
+            q.quantiles_bracket.into_iter().chain(q.quantiles).map(|t| t.0).collect();
+        if quantiles.len() > limits.max_quantiles {
+            return Err(over(
+                "quantiles[]",
+                &format!("at most {} quantiles are accepted", limits.max_quantiles),
+                "max_quantiles",
+            ));
         }
-        let rate_func = match q.first("rateFunc").as_deref() {
-            None | Some("rate") => RangeFunc::Rate,
-            Some("irate") => RangeFunc::Irate,
-            Some(v) => return Err(bad("rateFunc", v, "expected rate or irate")),
-        };
-        let rate_interval = match q.first("rateInterval") {
-            None => 60,
-            Some(v) => match parse_duration_secs(&v) {
-                Some(n) if n > 0 => n,
-                _ => return Err(bad("rateInterval", &v, "expected a duration such as 1m or 30s")),
-            },
-        };
+        let rate_interval = q.rate_interval.map_or(60, |w| w.0);
         let max_window = limits.max_window_secs;
         if rate_interval > max_window {
             return Err(over(
@@ -265,7 +183,7 @@ impl BaseParams {
                 "max_window",
             ));
         }
-        let duration = parse_positive(q, "duration", 1800)?;
+        let duration = q.duration.map_or(1800, |d| d.0);
         if duration as u64 > max_window {
             return Err(over(
                 "duration",
@@ -273,20 +191,14 @@ impl BaseParams {
                 "max_window",
             ));
         }
-        let step = parse_positive(q, "step", 15)?;
+        let step = q.step.map_or(15, |s| s.0);
         if duration / step > limits.max_points {
             return Err(DashboardError::BadRequest(format!(
                 "Bad request, query parameters 'duration' ({duration}) and 'step' ({step}) ask for more than {} points per series (limits.max_points)",
                 limits.max_points
             )));
         }
-        let query_time = match q.first("queryTime") {
-            None => None,
-            Some(v) => match v.trim().parse::<i64>() {
-                Ok(t) if t > 0 => Some(t),
-                _ => return Err(bad("queryTime", &v, "expected Unix seconds")),
-            },
-        };
+        let query_time = q.query_time.map(|t| t.0);
         if let Some(t) = query_time
             && t > limits
                 .now
@@ -300,11 +212,11 @@ impl BaseParams {
             ));
         }
         Ok(BaseParams {
-            avg,
+            avg: q.avg.is_none_or(|a| a.0),
             by_labels,
             duration,
             quantiles,
-            rate_func,
+            rate_func: q.rate_func.map_or(RangeFunc::Rate, |f| f.0),
             rate_interval,
             step,
             query_time,
@@ -323,62 +235,34 @@ impl BaseParams {
 
 impl CustomParams {
     /// Parses §4.4 under the default limits.
-    pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
-        Self::parse_with(q, &ParamLimits::default())
+    pub fn parse(query: &str) -> Result<Self, DashboardError> {
+        Self::parse_with(query, &ParamLimits::default())
     }
 
-    /// Parses §4.4 under `limits`.
-    pub fn parse_with(
-        q: &(impl QueryLookup + ?Sized),
-        limits: &ParamLimits,
-    ) -> Result<Self, DashboardError> {
-        let base = BaseParams::parse_with(q, limits)?;
-        let version = match q.first("version") {
-            None => None,
-            Some(v) if v.is_empty() => return Err(bad("version", &v, "must not be empty")),
-            Some(v) => Some(v),
-        };
-        Ok(CustomParams { base, version })
+    /// Parses §4.4 under `limits`: [`BaseQuery`] and [`CustomQuery`].
+    pub fn parse_with(query: &str, limits: &ParamLimits) -> Result<Self, DashboardError> {
+        let base = BaseParams::parse_with(query, limits)?;
+        let own: CustomQuery = read(query)?;
+        Ok(CustomParams { base, version: own.version.map(|v| v.0) })
     }
 }
 
 impl AppParams {
     /// Parses §4.5 under the default limits.
-    pub fn parse(q: &(impl QueryLookup + ?Sized)) -> Result<Self, DashboardError> {
-        Self::parse_with(q, &ParamLimits::default())
+    pub fn parse(query: &str) -> Result<Self, DashboardError> {
+        Self::parse_with(query, &ParamLimits::default())
     }
 
-    /// Parses §4.5 under `limits`.
-    pub fn parse_with(
-        q: &(impl QueryLookup + ?Sized),
-        limits: &ParamLimits,
-    ) -> Result<Self, DashboardError> {
-        let base = BaseParams::parse_with(q, limits)?;
-        let direction = match q.first("direction").as_deref() {
-            None | Some("outbound") => Direction::Outbound,
-            Some("inbound") => Direction::Inbound,
-            Some(v) => return Err(bad("direction", v, "expected inbound or outbound")),
-        };
-        let reporter = match q.first("reporter").as_deref() {
-            None | Some("source") => Reporter::Source,
-            Some("destination") => Reporter::Destination,
-            Some(v) => return Err(bad("reporter", v, "expected source or destination")),
-        };
-        let request_protocol = match q.first("requestProtocol") {
-            None => None,
-            Some(v)
-                if v.is_empty()
-                    || v.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '-' || c == '_')) =>
-            {
-                return Err(bad(
-                    "requestProtocol",
-                    &v,
-                    "expected a protocol name such as http or grpc",
-                ));
-            }
-            Some(v) => Some(v),
-        };
-        Ok(AppParams { base, direction, request_protocol, reporter })
+    /// Parses §4.5 under `limits`: [`BaseQuery`] and [`AppQuery`].
+    pub fn parse_with(query: &str, limits: &ParamLimits) -> Result<Self, DashboardError> {
+        let base = BaseParams::parse_with(query, limits)?;
+        let own: AppQuery = read(query)?;
+        Ok(AppParams {
+            base,
+            direction: own.direction.unwrap_or(Direction::Outbound),
+            request_protocol: own.request_protocol.map(|p| p.0),
+            reporter: own.reporter.unwrap_or(Reporter::Source),
+        })
     }
 }
 

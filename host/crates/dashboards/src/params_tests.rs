@@ -1,7 +1,7 @@
 use super::*;
 
-fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+fn q(pairs: &[(&str, &str)]) -> String {
+    meshlens_params::query::query_string(pairs)
 }
 
 #[test]
@@ -110,12 +110,6 @@ fn durations_parse_like_prometheus() {
 }
 
 #[test]
-fn a_closure_is_a_lookup() {
-    let f = |name: &str| if name == "step" { vec!["30".to_string()] } else { vec![] };
-    assert_eq!(BaseParams::parse(&f).unwrap().step, 30);
-}
-
-#[test]
 fn requests_over_a_limit_name_the_parameter_and_the_limit() {
     let limits = ParamLimits {
         max_quantiles: 2,
@@ -160,4 +154,25 @@ fn requests_over_a_limit_name_the_parameter_and_the_limit() {
     let eleven: Vec<(&str, &str)> = std::iter::repeat_n(("quantiles[]", "0.5"), 11).collect();
     assert!(CustomParams::parse(&q(&eleven)).is_err());
     assert!(CustomParams::parse(&q(&eleven[..10])).is_ok());
+}
+
+#[test]
+fn a_wrong_typed_value_is_a_400_naming_the_parameter_as_sent() {
+    let e = AppParams::parse("byLabels=ok&byLabels=zq-z").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Bad request, cannot parse query parameter 'byLabels': expected label names (letters, digits, underscores)"
+    );
+    // The first value of a scalar counts; later ones are not read.
+    let e = CustomParams::parse("step=15&step=x&rateInterval=zqz").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Bad request, cannot parse query parameter 'rateInterval': expected a duration such as 1m or 30s"
+    );
+    // Unknown parameters, and another operation's, are ignored; both spellings repeat.
+    let p = CustomParams::parse("quantiles[]=0.5&quantiles=0.9&direction=sideways&x=1").unwrap();
+    assert_eq!(p.base.quantiles, ["0.5", "0.9"]);
+    let e = AppParams::parse("direction=sideways").unwrap_err();
+    assert_eq!(e.status(), 400);
+    assert!(e.to_string().contains("'direction': expected inbound or outbound"), "{e}");
 }

@@ -33,9 +33,7 @@ fn template() -> DashboardTemplate {
 }
 
 fn params(pairs: &[(&str, &str)]) -> CustomParams {
-    let v: Vec<(String, String)> =
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    CustomParams::parse(&v).unwrap()
+    CustomParams::parse(&meshlens_params::query::query_string(pairs)).unwrap()
 }
 
 #[test]
@@ -176,9 +174,7 @@ async fn execute_sends_every_query_once_and_concurrently() {
 
 #[test]
 fn the_app_dashboard_is_kialis_fixed_one() {
-    let v: Vec<(String, String)> =
-        vec![("direction".into(), "inbound".into()), ("requestProtocol".into(), "http".into())];
-    let p = AppParams::parse(&v).unwrap();
+    let p = AppParams::parse("direction=inbound&requestProtocol=http").unwrap();
     let plan = app_dashboard_plan("bookinfo", "reviews", &p, DurationMetric::Milliseconds, 1000);
     assert_eq!(plan.title, "Inbound Metrics");
     let names: Vec<_> = plan.charts.iter().map(|c| (c.name.as_str(), c.unit.as_str())).collect();
@@ -218,7 +214,7 @@ fn the_app_dashboard_is_kialis_fixed_one() {
     let out = app_dashboard_plan(
         "bookinfo",
         "reviews",
-        &AppParams::parse(&Vec::new()).unwrap(),
+        &AppParams::parse("").unwrap(),
         DurationMetric::Seconds,
         1000,
     );

@@ -1,11 +1,14 @@
-//! Request parameters and time: the two duration grammars users write, Go booleans, and the
-//! server clock. Every crate that reads a user's text value or the time uses these.
+//! Request parameters and time: typed query strings ([`query`]), the two duration grammars
+//! users write, Go booleans, and the server clock. Every crate that reads a user's text value
+//! or the time uses these.
 //!
 //! Two duration grammars are deliberate: Kiali's graph `duration` is parsed by Go's
 //! `time.ParseDuration` ([`parse_go_duration`]); `rateInterval`, dashboard windows and the
 //! configuration's durations are Prometheus durations ([`parse_prometheus_duration`]).
 
 #![forbid(unsafe_code)]
+
+pub mod query;
 
 use std::time::Duration;
 
@@ -125,6 +128,11 @@ pub fn parse_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// A `queryTime`: positive Unix seconds (surrounding blanks allowed, as Kiali's clients send).
+pub fn parse_unix_seconds(text: &str) -> Option<i64> {
+    text.trim().parse::<i64>().ok().filter(|t| *t > 0)
+}
+
 /// The server's clock in Unix seconds (what `queryTime` and windows are checked against).
 pub fn now() -> i64 {
     std::time::SystemTime::now()
@@ -193,6 +201,14 @@ mod tests {
         }
         for bad in ["yes", "tRUE", "", " true"] {
             assert_eq!(parse_bool(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn query_times_are_positive_unix_seconds() {
+        assert_eq!(parse_unix_seconds(" 1523364061 "), Some(1_523_364_061));
+        for bad in ["0", "-5", "now", "1.5", ""] {
+            assert_eq!(parse_unix_seconds(bad), None, "{bad}");
         }
     }
 

@@ -21,6 +21,7 @@ mod options;
 mod order;
 mod output;
 mod plan;
+mod query;
 #[cfg(any(test, feature = "serde-reference"))]
 mod serde_ref;
 
@@ -35,6 +36,9 @@ pub use options::{
 pub use output::GraphOutput;
 pub use plan::{
     PlannedQuery, TrafficKind, round_results, round_value, traffic_plan, traffic_queries,
+};
+pub use query::{
+    Flag, GoSeconds, GraphQuery, GraphTypeParam, InjectParam, NotOffered, Quantile, UnixSeconds,
 };
 
 #[cfg(test)]

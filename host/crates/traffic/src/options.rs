@@ -1,7 +1,11 @@
-//! Graph request parameters (spec §4.3), validated into [`GraphOptions`].
+//! Graph request parameters (spec §4.3): the typed [`GraphQuery`], validated into
+//! [`GraphOptions`].
 
+use meshlens_params::query::{QueryError, parse_query};
 use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{GraphRequest, GraphType};
+
+use crate::query::{GraphQuery, InjectParam, NotOffered};
 
 /// A rejected parameter: the host answers 400 with [`OptionsError::message`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -17,9 +21,18 @@ impl OptionsError {
     fn new(param: &str, message: String) -> Self {
         OptionsError { param: param.to_string(), message }
     }
-    // The message never repeats the value sent: errors must not reflect request text.
-    fn invalid(param: &str, _value: &str, allowed: &str) -> Self {
-        Self::new(param, format!("Invalid {param}: allowed values are {allowed}"))
+    /// `Invalid {param}: {what it accepts}`; never the value sent (no reflected request text).
+    /// An app's node graph accepts fewer graph types, and its message lists those.
+    fn from_query(e: QueryError, app_route: bool) -> Self {
+        let reason = if app_route && e.param == "graphType" {
+            "allowed values are app, versionedApp".to_string()
+        } else {
+            e.reason
+        };
+        match e.param.as_str() {
+            "" => Self::new("", reason),
+            p => Self::new(p, format!("Invalid {p}: {reason}")),
+        }
     }
 }
 
@@ -58,6 +71,13 @@ pub enum GraphTarget {
         /// Workload name.
         workload: String,
     },
+}
+
+impl GraphTarget {
+    /// graphApp and graphAppVersion: their graphs are of apps.
+    fn is_app_route(&self) -> bool {
+        matches!(self, GraphTarget::App { .. } | GraphTarget::AppVersion { .. })
+    }
 }
 
 /// `groupBy`.
@@ -182,27 +202,15 @@ pub struct GraphOptions {
     pub settings: GraphSettings,
 }
 
-const GRAPH_TYPES: &str = "app, service, versionedApp, workload";
-
-fn parse_bool(param: &str, v: &str) -> Result<bool, OptionsError> {
-    meshlens_params::parse_bool(v).ok_or_else(|| OptionsError::invalid(param, v, "true, false"))
-}
-
-/// A graph `duration` (Go's grammar) in whole seconds, at least one.
-pub(crate) fn parse_duration(s: &str) -> Option<u64> {
-    meshlens_params::parse_go_duration(s)
-        .map(|d| d.as_secs())
-        .filter(|secs| (1..1_000_000_000_000).contains(secs))
-}
-
 impl GraphOptions {
-    /// Validates the query parameters of one graph operation.
+    /// Validates the query string (without `?`) of one graph operation under the default
+    /// limits.
     ///
-    /// `query` returns the first value of a query parameter; `now` is the current Unix
-    /// time; `known_appenders` are the registered appender names (for the `appenders` check).
+    /// `now` is the current Unix time; `known_appenders` are the registered appender names
+    /// (for the `appenders` check).
     pub fn parse(
         target: GraphTarget,
-        query: impl Fn(&str) -> Option<String>,
+        query: &str,
         now: i64,
         known_appenders: &[String],
         settings: &GraphSettings,
@@ -214,7 +222,28 @@ impl GraphOptions {
     /// with a message naming the parameter and the limit, before anything is queried.
     pub fn parse_limited(
         target: GraphTarget,
-        query: impl Fn(&str) -> Option<String>,
+        query: &str,
+        now: i64,
+        known_appenders: &[String],
+        settings: &GraphSettings,
+        limits: &GraphLimits,
+    ) -> Result<GraphOptions, OptionsError> {
+        let app_route = target.is_app_route();
+        let read = |e| OptionsError::from_query(e, app_route);
+        if let GraphTarget::Service { .. } = target {
+            let q: GraphQuery<NotOffered> = parse_query(query).map_err(read)?;
+            Self::from_query(target, q, now, known_appenders, settings, limits)
+        } else {
+            let q: GraphQuery = parse_query(query).map_err(read)?;
+            Self::from_query(target, q, now, known_appenders, settings, limits)
+        }
+    }
+
+    /// Validates the typed parameters: what depends on the operation, the registered
+    /// appenders and the limits.
+    pub fn from_query<I: InjectParam>(
+        target: GraphTarget,
+        q: GraphQuery<I>,
         now: i64,
         known_appenders: &[String],
         settings: &GraphSettings,
@@ -223,7 +252,9 @@ impl GraphOptions {
         let namespaces = match &target {
             GraphTarget::Namespaces => {
                 let mut out: Vec<String> = Vec::new();
-                for ns in query("namespaces")
+                for ns in q
+                    .namespaces
+                    .as_deref()
                     .unwrap_or_default()
                     .split(',')
                     .map(str::trim)
@@ -255,53 +286,19 @@ impl GraphOptions {
             | GraphTarget::Service { namespace, .. }
             | GraphTarget::Workload { namespace, .. } => vec![namespace.clone()],
         };
-        let app_route = matches!(target, GraphTarget::App { .. } | GraphTarget::AppVersion { .. });
         let default_type = match target {
             GraphTarget::App { .. } => GraphType::App,
             GraphTarget::AppVersion { .. } => GraphType::VersionedApp,
             _ => GraphType::Workload,
         };
-        let graph_type = match query("graphType").as_deref() {
-            None => default_type,
-            Some("app") => GraphType::App,
-            Some("versionedApp") => GraphType::VersionedApp,
-            Some("service") if !app_route => GraphType::Service,
-            Some("workload") if !app_route => GraphType::Workload,
-            Some("service" | "workload") if app_route => {
-                return Err(OptionsError::new(
-                    "graphType",
-                    "Invalid graphType. This node detail graph supports only graphType app or versionedApp.".to_string(),
-                ));
-            }
-            Some(v) => {
-                let allowed = if app_route { "app, versionedApp" } else { GRAPH_TYPES };
-                return Err(OptionsError::invalid("graphType", v, allowed));
-            }
-        };
-        let group_by = match query("groupBy").as_deref() {
-            None | Some("none") => GroupBy::None,
-            Some("app") => GroupBy::App,
-            Some("version") => GroupBy::Version,
-            Some(v) => return Err(OptionsError::invalid("groupBy", v, "app, none, version")),
-        };
-        let include_mesh = match query("includeMesh") {
-            None => false,
-            Some(v) => parse_bool("includeMesh", &v)?,
-        };
-        let inject_param = match (&target, query("injectServiceNodes")) {
-            // graphService does not offer the parameter.
-            (GraphTarget::Service { .. }, _) | (_, None) => false,
-            (_, Some(v)) => parse_bool("injectServiceNodes", &v)?,
-        };
-        let duration_secs = match query("duration") {
-            None => 600,
-            Some(v) => parse_duration(&v).ok_or_else(|| {
-                OptionsError::new(
-                    "duration",
-                    "Invalid duration: expected a duration such as 600s, 10m or 1h".to_string(),
-                )
-            })?,
-        };
+        let graph_type = q.graph_type.map_or(default_type, |t| t.0);
+        if target.is_app_route() && matches!(graph_type, GraphType::Service | GraphType::Workload) {
+            return Err(OptionsError::new(
+                "graphType",
+                "Invalid graphType. This node detail graph supports only graphType app or versionedApp.".to_string(),
+            ));
+        }
+        let duration_secs = q.duration.map_or(600, |d| d.0);
         if duration_secs > limits.max_window_secs {
             return Err(OptionsError::new(
                 "duration",
@@ -311,15 +308,7 @@ impl GraphOptions {
                 ),
             ));
         }
-        let query_time = match query("queryTime") {
-            None => now,
-            Some(v) => v.trim().parse::<i64>().ok().filter(|t| *t > 0).ok_or_else(|| {
-                OptionsError::new(
-                    "queryTime",
-                    "Invalid queryTime: expected Unix time in seconds".to_string(),
-                )
-            })?,
-        };
+        let query_time = q.query_time.map_or(now, |t| t.0);
         if query_time
             > now.saturating_add(i64::try_from(limits.max_future_secs).unwrap_or(i64::MAX))
         {
@@ -331,7 +320,7 @@ impl GraphOptions {
                 ),
             ));
         }
-        let appenders = match query("appenders") {
+        let appenders = match q.appenders {
             None => None,
             Some(v) => {
                 let mut list: Vec<String> = Vec::new();
@@ -354,32 +343,19 @@ impl GraphOptions {
                 Some(list)
             }
         };
-        let response_time_quantile = match query("responseTimeQuantile") {
-            None => 0.95,
-            Some(v) => v.trim().parse::<f64>().ok().filter(|q| *q > 0.0 && *q < 1.0).ok_or_else(|| {
-                OptionsError::new(
-                    "responseTimeQuantile",
-                    "Invalid responseTimeQuantile: expected a number between 0 and 1 (exclusive)".to_string(),
-                )
-            })?,
-        };
-        let format = match query("format").as_deref() {
-            None | Some("json") => GraphFormat::Json,
-            Some("dot") => GraphFormat::Dot,
-            Some(v) => return Err(OptionsError::invalid("format", v, "json, dot")),
-        };
+        let inject_param = q.inject_service_nodes.is_some_and(|i| i.requested());
         Ok(GraphOptions {
             inject_service_nodes: inject_param || graph_type == GraphType::Service,
             target,
             namespaces,
             graph_type,
-            group_by,
-            include_mesh,
+            group_by: q.group_by.unwrap_or(GroupBy::None),
+            include_mesh: q.include_mesh.is_some_and(|f| f.0),
             duration_secs,
             query_time,
             appenders,
-            response_time_quantile,
-            format,
+            response_time_quantile: q.response_time_quantile.map_or(0.95, |r| r.0),
+            format: q.format.unwrap_or(GraphFormat::Json),
             settings: settings.clone(),
         })
     }
@@ -420,15 +396,14 @@ impl GraphOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::query::parse_duration;
+    use meshlens_params::query::query_string;
 
     fn parse(target: GraphTarget, q: &[(&str, &str)]) -> Result<GraphOptions, OptionsError> {
-        let m: HashMap<String, String> =
-            q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let known: Vec<String> = crate::BUNDLED_APPENDERS.iter().map(|s| s.to_string()).collect();
         GraphOptions::parse(
             target,
-            |k| m.get(k).cloned(),
+            &query_string(q),
             1_700_000_000,
             &known,
             &GraphSettings::default(),
@@ -461,9 +436,27 @@ mod tests {
         };
         assert_eq!(parse(app.clone(), &[]).unwrap().graph_type, GraphType::App);
         assert_eq!(parse(ver, &[]).unwrap().graph_type, GraphType::VersionedApp);
-        let e = parse(app, &[("graphType", "workload")]).unwrap_err();
+        let e = parse(app.clone(), &[("graphType", "workload")]).unwrap_err();
         assert_eq!(e.param, "graphType");
         assert!(e.message.contains("app or versionedApp"), "{}", e.message);
+        let e = parse(app, &[("graphType", "x")]).unwrap_err();
+        assert_eq!(e.message, "Invalid graphType: allowed values are app, versionedApp");
+    }
+
+    #[test]
+    fn parameters_an_operation_does_not_read_are_ignored_and_the_first_value_counts() {
+        let svc = GraphTarget::Service { namespace: "ns".into(), service: "s".into() };
+        let o = parse(svc, &[("injectServiceNodes", "maybe"), ("namespaces", "")]).unwrap();
+        assert!(!o.inject_service_nodes, "graphService does not offer the parameter");
+        let wl = GraphTarget::Workload { namespace: "ns".into(), workload: "w".into() };
+        let e = parse(wl, &[("injectServiceNodes", "maybe")]).unwrap_err();
+        assert_eq!(e.message, "Invalid injectServiceNodes: allowed values are true, false");
+        let o = parse(
+            GraphTarget::Namespaces,
+            &[("namespaces", "a"), ("duration", "1m"), ("duration", "soon"), ("extra", "1")],
+        )
+        .unwrap();
+        assert_eq!(o.duration_secs, 60);
     }
 
     #[test]
@@ -509,11 +502,9 @@ mod tests {
     fn requests_over_a_limit_name_the_parameter_and_the_limit() {
         let limits = GraphLimits { max_namespaces: 2, max_window_secs: 3600, max_future_secs: 60 };
         let run = |q: &[(&str, &str)]| {
-            let m: HashMap<String, String> =
-                q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
             GraphOptions::parse_limited(
                 GraphTarget::Namespaces,
-                |k| m.get(k).cloned(),
+                &query_string(q),
                 1_000,
                 &[],
                 &GraphSettings::default(),

@@ -180,13 +180,10 @@ pub fn round_results(results: &mut [QueryResult]) {
 mod tests {
     use super::*;
     use crate::options::{GraphSettings, GraphTarget};
-    use std::collections::HashMap;
 
     fn opts(target: GraphTarget, q: &[(&str, &str)]) -> GraphOptions {
-        let m: HashMap<String, String> =
-            q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        GraphOptions::parse(target, |k| m.get(k).cloned(), 100, &[], &GraphSettings::default())
-            .unwrap()
+        let q = meshlens_params::query::query_string(q);
+        GraphOptions::parse(target, &q, 100, &[], &GraphSettings::default()).unwrap()
     }
 
     #[test]

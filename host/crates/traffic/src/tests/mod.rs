@@ -1,7 +1,5 @@
 //! The whole pipeline on hand-built samples shaped like the bundled demo's traffic.
 
-use std::collections::HashMap;
-
 use plugin_api::abi_stable::std_types::RVec;
 use plugin_api::{Label, QueryResult, Sample, Series};
 use serde_json::Value;
@@ -99,11 +97,9 @@ fn bookinfo_results() -> Vec<QueryResult> {
 }
 
 fn options(q: &[(&str, &str)]) -> GraphOptions {
-    let m: HashMap<String, String> =
-        q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     GraphOptions::parse(
         GraphTarget::Namespaces,
-        |k| m.get(k).cloned(),
+        &meshlens_params::query::query_string(q),
         1_700_000_000,
         &[],
         &GraphSettings::default(),
