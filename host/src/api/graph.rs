@@ -178,30 +178,39 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     st.cpu
         .run(&scope, slot, move |scope| -> Result<Reply, ApiError> {
             let m = telemetry::metrics();
-            let t = Instant::now();
-            // The appenders' owned copies and cluster data are CPU work too: here, not on
-            // the async workers that answer the cheap operations.
-            let per_appender: Vec<AppenderData> = appender_inputs
-                .into_iter()
-                .map(|(handle, kinds)| {
-                    // Appenders get their answers as owned values across the ABI, rounded
-                    // as the traffic values are; an answer is moved, not copied, unless
-                    // another owner shares it.
-                    let mut results: Vec<QueryResult> =
-                        answers.take(handle).into_iter().map(owned).collect();
-                    round_results(&mut results);
-                    let cluster = if kinds.is_empty() {
-                        Default::default()
-                    } else {
-                        cluster.cluster_data(&kinds, &opts.namespaces)
-                    };
-                    AppenderData { cluster, results: results.into() }
-                })
-                .collect();
-            m.graph_phase("prepare", "", t.elapsed());
-            let t = Instant::now();
-            let mut g = build_graph(&opts, &plan, &traffic);
-            m.graph_phase("build", "", t.elapsed());
+            // The appenders' inputs and the graph meet only at the appenders, so they are
+            // made side by side: preparing is mostly copying answers, building mostly hashing.
+            let prepare = || {
+                let t = Instant::now();
+                // The appenders' owned copies and cluster data are CPU work too: here, not on
+                // the async workers that answer the cheap operations.
+                let per_appender: Vec<AppenderData> = appender_inputs
+                    .into_iter()
+                    .map(|(handle, kinds)| {
+                        // Appenders get their answers as owned values across the ABI, rounded
+                        // as the traffic values are; an answer is moved, not copied, unless
+                        // another owner shares it.
+                        let mut results: Vec<QueryResult> =
+                            answers.take(handle).into_iter().map(owned).collect();
+                        round_results(&mut results);
+                        let cluster = if kinds.is_empty() {
+                            Default::default()
+                        } else {
+                            cluster.cluster_data(&kinds, &opts.namespaces)
+                        };
+                        AppenderData { cluster, results: results.into() }
+                    })
+                    .collect();
+                m.graph_phase("prepare", "", t.elapsed());
+                per_appender
+            };
+            let build = || {
+                let t = Instant::now();
+                let g = build_graph(&opts, &plan, &traffic);
+                m.graph_phase("build", "", t.elapsed());
+                g
+            };
+            let (per_appender, mut g) = rayon::join(prepare, build);
             for ((name, a), data) in appenders.iter().zip(&per_appender) {
                 scope.check()?;
                 let t = Instant::now();
