@@ -117,7 +117,8 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let registered: Vec<String> = st.plugins.appenders.iter().map(|c| c.name.clone()).collect();
     // Without `queryTime`: now, aligned to the answer cache's TTL so viewers share answers.
     let now = st.metrics.default_time();
-    let limits = st.config.limits.graph();
+    // `queryTime`'s skew is checked against the clock itself, not the aligned `now`.
+    let limits = st.config.limits.graph(meshlens_params::now());
     let opts = GraphOptions::parse_limited(
         target,
         |k| ctx.query(k).map(str::to_string),

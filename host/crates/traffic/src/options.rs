@@ -145,11 +145,20 @@ pub struct GraphLimits {
     pub max_window_secs: u64,
     /// How far `queryTime` may be past `now`, seconds.
     pub max_future_secs: u64,
+    /// The server's clock, Unix seconds. Not the default `queryTime`, which the answer
+    /// cache rounds down and so lags the clock by up to one TTL.
+    pub now: i64,
 }
 
 impl Default for GraphLimits {
+    /// The contract's defaults, at the current time.
     fn default() -> Self {
-        GraphLimits { max_namespaces: 1000, max_window_secs: 30 * 86_400, max_future_secs: 300 }
+        GraphLimits {
+            max_namespaces: 1000,
+            max_window_secs: 30 * 86_400,
+            max_future_secs: 300,
+            now: meshlens_params::now(),
+        }
     }
 }
 
@@ -321,7 +330,7 @@ impl GraphOptions {
             })?,
         };
         if query_time
-            > now.saturating_add(i64::try_from(limits.max_future_secs).unwrap_or(i64::MAX))
+            > limits.now.saturating_add(i64::try_from(limits.max_future_secs).unwrap_or(i64::MAX))
         {
             return Err(OptionsError::new(
                 "queryTime",
@@ -507,7 +516,12 @@ mod tests {
 
     #[test]
     fn requests_over_a_limit_name_the_parameter_and_the_limit() {
-        let limits = GraphLimits { max_namespaces: 2, max_window_secs: 3600, max_future_secs: 60 };
+        let limits = GraphLimits {
+            max_namespaces: 2,
+            max_window_secs: 3600,
+            max_future_secs: 60,
+            now: 1_000,
+        };
         let run = |q: &[(&str, &str)]| {
             let m: HashMap<String, String> =
                 q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -554,6 +568,46 @@ mod tests {
         assert!(
             parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("duration", "720h")]).is_ok()
         );
+    }
+
+    #[test]
+    fn query_time_skew_is_checked_against_the_clock_not_the_aligned_default_time() {
+        // The answer cache rounds the default time down (here to 900 while the clock reads
+        // 1,050): a queryTime within the skew of the clock is accepted, and past it refused.
+        let limits = GraphLimits {
+            max_namespaces: 2,
+            max_window_secs: 3600,
+            max_future_secs: 60,
+            now: 1_050,
+        };
+        let run = |t: &str| {
+            let m: HashMap<String, String> = [("namespaces", "a"), ("queryTime", t)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            GraphOptions::parse_limited(
+                GraphTarget::Namespaces,
+                |k| m.get(k).cloned(),
+                900,
+                &[],
+                &GraphSettings::default(),
+                &limits,
+            )
+        };
+        assert_eq!(run("1110").unwrap().query_time, 1110);
+        assert_eq!(run("1111").unwrap_err().param, "queryTime");
+        // Without queryTime the aligned time is used.
+        let m: HashMap<String, String> = [("namespaces".to_string(), "a".to_string())].into();
+        let o = GraphOptions::parse_limited(
+            GraphTarget::Namespaces,
+            |k| m.get(k).cloned(),
+            900,
+            &[],
+            &GraphSettings::default(),
+            &limits,
+        )
+        .unwrap();
+        assert_eq!(o.query_time, 900);
     }
 
     #[test]
