@@ -140,11 +140,12 @@ impl Scope {
 
     /// `Err` once the work should stop (the request's answer is no longer wanted).
     pub fn check(&self) -> Result<(), ApiError> {
-        if self.is_done() {
-            Err(ApiError::unavailable("the request was cancelled or timed out"))
-        } else {
-            Ok(())
-        }
+        if self.is_done() { Err(Scope::gone()) } else { Ok(()) }
+    }
+
+    /// The error of work stopped because its request is gone.
+    pub fn gone() -> ApiError {
+        ApiError::unavailable("the request was cancelled or timed out")
     }
 
     /// Time left before the deadline.

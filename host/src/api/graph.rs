@@ -11,12 +11,13 @@ use abi_stable::std_types::{RResult, RVec};
 use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
     GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order,
-    build_graph, finish, names_only, round_results, traffic_plan,
+    build_graph_until, finish, names_only, round_results, traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
 use crate::{
     error::ApiError,
+    limits::Scope,
     router::{Ctx, HandlerFuture, Reply, Route},
     state::AppState,
     telemetry,
@@ -197,7 +198,9 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
                 })
                 .collect();
             let t = Instant::now();
-            let mut g = build_graph(&opts, &plan, &traffic);
+            // Asked every 1,024 series: a long build stops soon after its request is gone.
+            let mut g = build_graph_until(&opts, &plan, &traffic, &|| scope.is_done())
+                .map_err(|_| Scope::gone())?;
             m.graph_phase("build", "", t.elapsed());
             for ((name, a), data) in appenders.iter().zip(&per_appender) {
                 scope.check()?;
