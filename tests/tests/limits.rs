@@ -225,6 +225,16 @@ fn stopped(m: &Meshlens) -> usize {
         .unwrap_or(0)
 }
 
+/// Waits (bounded) for `n` such lines, then checks there are exactly `n`: the log has
+/// its own writer thread, so a line may land a moment after the answer that follows it.
+fn assert_stopped(m: &Meshlens, n: usize, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stopped(m) < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(stopped(m), n, "{what}");
+}
+
 /// `meshlens_cpu_pool_busy` from the service's own /metrics.
 fn cpu_busy(m: &Meshlens) -> Option<u64> {
     let r = m.get("/metrics");
@@ -266,7 +276,7 @@ fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     drop(conn);
     // The pool frees up and says why.
     wait_for_busy(&m, 0);
-    assert_eq!(stopped(&m), 1, "the build was stopped, not finished");
+    assert_stopped(&m, 1, "the build was stopped, not finished");
     // Its slot is free: the next expensive request is admitted, not refused after the wait.
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a client went away: {}", r.text());
@@ -281,7 +291,7 @@ fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("timed out"), "{}", r.text());
     wait_for_busy(&m, 0);
-    assert_eq!(stopped(&m), 1, "the build was stopped, not finished");
+    assert_stopped(&m, 1, "the build was stopped, not finished");
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a request timed out: {}", r.text());
 }
@@ -337,7 +347,7 @@ fn a_request_cancelled_mid_build_stops_building() {
     drop(conn);
     wait_for_busy(&m, 0);
     println!("CPU pool free {} ms after the client left", left.elapsed().as_millis());
-    assert_eq!(stopped(&m), 1, "the request's CPU work stopped early");
+    assert_stopped(&m, 1, "the request's CPU work stopped early");
     assert_eq!(builds(&m).0, 1, "the second build was stopped before its end");
     // The slot is free: the next graph is admitted and built.
     let r = m.get(&path);
