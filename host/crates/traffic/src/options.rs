@@ -522,18 +522,7 @@ mod tests {
             max_future_secs: 60,
             now: 1_000,
         };
-        let run = |q: &[(&str, &str)]| {
-            let m: HashMap<String, String> =
-                q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-            GraphOptions::parse_limited(
-                GraphTarget::Namespaces,
-                |k| m.get(k).cloned(),
-                1_000,
-                &[],
-                &GraphSettings::default(),
-                &limits,
-            )
-        };
+        let run = |q: &[(&str, &str)]| limited(q, 1_000, &limits);
         let e = run(&[("namespaces", "a,b,c")]).unwrap_err();
         assert_eq!(e.param, "namespaces");
         assert!(
@@ -570,6 +559,24 @@ mod tests {
         );
     }
 
+    /// A namespace graph's parameters `q`, parsed at default time `now` under `limits`.
+    fn limited(
+        q: &[(&str, &str)],
+        now: i64,
+        limits: &GraphLimits,
+    ) -> Result<GraphOptions, OptionsError> {
+        let m: HashMap<String, String> =
+            q.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        GraphOptions::parse_limited(
+            GraphTarget::Namespaces,
+            |k| m.get(k).cloned(),
+            now,
+            &[],
+            &GraphSettings::default(),
+            limits,
+        )
+    }
+
     #[test]
     fn query_time_skew_is_checked_against_the_clock_not_the_aligned_default_time() {
         // The answer cache rounds the default time down (here to 900 while the clock reads
@@ -580,33 +587,11 @@ mod tests {
             max_future_secs: 60,
             now: 1_050,
         };
-        let run = |t: &str| {
-            let m: HashMap<String, String> = [("namespaces", "a"), ("queryTime", t)]
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            GraphOptions::parse_limited(
-                GraphTarget::Namespaces,
-                |k| m.get(k).cloned(),
-                900,
-                &[],
-                &GraphSettings::default(),
-                &limits,
-            )
-        };
+        let run = |t: &str| limited(&[("namespaces", "a"), ("queryTime", t)], 900, &limits);
         assert_eq!(run("1110").unwrap().query_time, 1110);
         assert_eq!(run("1111").unwrap_err().param, "queryTime");
         // Without queryTime the aligned time is used.
-        let m: HashMap<String, String> = [("namespaces".to_string(), "a".to_string())].into();
-        let o = GraphOptions::parse_limited(
-            GraphTarget::Namespaces,
-            |k| m.get(k).cloned(),
-            900,
-            &[],
-            &GraphSettings::default(),
-            &limits,
-        )
-        .unwrap();
+        let o = limited(&[("namespaces", "a")], 900, &limits).unwrap();
         assert_eq!(o.query_time, 900);
     }
 
