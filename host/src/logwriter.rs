@@ -61,23 +61,45 @@ pub fn flush(timeout: Duration) {
     }
 }
 
-fn write_lines(rx: Receiver<Message>, mut out: impl Write) {
-    for message in rx {
-        match message {
-            Message::Line(line) => {
-                let _ = out.write_all(&line);
+/// How long the writer pauses between batches while lines keep coming.
+const BATCH_PAUSE: Duration = Duration::from_millis(2);
+
+/// Writes queued lines until every sender is gone. Idle, it blocks on the queue (the next
+/// line wakes it, once); busy, it takes what has come every [`BATCH_PAUSE`] and writes it
+/// in one go, so that loggers do not wake it per line and stderr gets one write per batch.
+fn write_lines(rx: Receiver<Message>, out: impl Write) {
+    let mut out = io::BufWriter::with_capacity(64 * 1024, out);
+    while let Ok(first) = rx.recv() {
+        let mut message = Some(first);
+        loop {
+            while let Some(m) = message.take().or_else(|| rx.try_recv().ok()) {
+                match m {
+                    Message::Line(line) => {
+                        let _ = out.write_all(&line);
+                    }
+                    Message::Flush(done) => {
+                        let _ = out.flush();
+                        let _ = done.send(());
+                    }
+                }
             }
-            Message::Flush(done) => {
-                let _ = out.flush();
-                let _ = done.send(());
+            let lost = DROPPED.swap(0, Ordering::Relaxed);
+            if lost > 0 {
+                let _ = writeln!(
+                    out,
+                    "meshlens: {lost} log lines dropped: the log's reader fell behind"
+                );
             }
-        }
-        let lost = DROPPED.swap(0, Ordering::Relaxed);
-        if lost > 0 {
-            let _ =
-                writeln!(out, "meshlens: {lost} log lines dropped: the log's reader fell behind");
+            let _ = out.flush();
+            std::thread::sleep(BATCH_PAUSE);
+            match rx.try_recv() {
+                Ok(m) => message = Some(m),
+                // Quiet for a pause: wait for the next line.
+                Err(_) => break,
+            }
         }
     }
+    let _ = out.flush();
 }
 
 /// One event's text, queued whole when the formatter is done with it.
