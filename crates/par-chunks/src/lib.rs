@@ -30,9 +30,19 @@ pub fn map_chunks<'t, T: Sync, R: Send>(
     items: &'t [T],
     f: impl Fn(usize, &'t [T]) -> R + Sync,
 ) -> Vec<R> {
+    // Never stopped, so never the default.
+    try_map_chunks(items, &|| false, f).unwrap_or_default()
+}
+
+/// [`map_chunks`] that asks `stop` before each chunk, as [`try_map_chunks_in_order`] does.
+pub fn try_map_chunks<'t, T: Sync, R: Send>(
+    items: &'t [T],
+    stop: &(dyn Fn() -> bool + Sync),
+    f: impl Fn(usize, &'t [T]) -> R + Sync,
+) -> Result<Vec<R>, Stopped> {
     let mut all = Vec::new();
-    map_chunks_in_order(items, f, |r| all.push(r));
-    all
+    try_map_chunks_in_order(items, stop, f, |r| all.push(r))?;
+    Ok(all)
 }
 
 /// `f(start, chunk)` over consecutive chunks of `items`, each result handed to `consume` on

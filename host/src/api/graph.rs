@@ -198,9 +198,11 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
                 })
                 .collect();
             let t = Instant::now();
-            // Asked every 1,024 series: a long build stops soon after its request is gone.
-            let mut g = build_graph_until(&opts, &plan, &traffic, &|| scope.is_done())
-                .map_err(|_| Scope::gone())?;
+            // Asked every 1,024 series, nodes or edges: a long build or output stops soon
+            // after its request is gone.
+            let stop = || scope.is_done();
+            let mut g =
+                build_graph_until(&opts, &plan, &traffic, &stop).map_err(|_| Scope::gone())?;
             m.graph_phase("build", "", t.elapsed());
             for ((name, a), data) in appenders.iter().zip(&per_appender) {
                 scope.check()?;
@@ -216,9 +218,11 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
             names_only(&mut g, &|ns| hidden.contains(ns));
             scope.check()?;
-            let out = GraphOutput::new(&opts, &g);
+            let out = GraphOutput::new_until(&opts, &g, &stop).map_err(|_| Scope::gone())?;
             let reply = match opts.format {
-                GraphFormat::Json => Reply::Json(out.to_json()),
+                GraphFormat::Json => {
+                    Reply::Json(out.to_json_until(&stop).map_err(|_| Scope::gone())?)
+                }
                 GraphFormat::Dot => {
                     Reply::Text { content_type: "text/vnd.graphviz", body: out.to_dot() }
                 }

@@ -74,7 +74,7 @@ fn chain_series(namespaces: usize, workloads: usize) -> RVec<Series> {
 }
 
 /// A build asked to stop gives up between chunks of series, on a pool or not; one never
-/// asked builds the whole graph.
+/// asked builds the whole graph. The same for the output and its JSON.
 #[test]
 fn a_build_asked_to_stop_gives_up() {
     let o = options(&[("namespaces", "ns-0"), ("graphType", "workload")]);
@@ -92,6 +92,19 @@ fn a_build_asked_to_stop_gives_up() {
         let full = build_graph_until(&o, &plan, &results, &|| false).unwrap();
         assert_eq!(full.edges.len(), build_graph(&o, &plan, &results).edges.len());
         assert!(full.edges.len() >= 10_000);
+        // The output's passes and its JSON stop too; never asked, they are the usual ones.
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 2;
+        let run = || GraphOutput::new_until(&o, &full, &stop).map(|_| ());
+        let r = if on_pool { pool.install(run) } else { run() };
+        assert_eq!(r, Err(Stopped), "output on a pool: {on_pool}");
+        let out = GraphOutput::new_until(&o, &full, &|| false).unwrap();
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 2;
+        let run = || out.to_json_until(&stop).map(|_| ());
+        let r = if on_pool { pool.install(run) } else { run() };
+        assert_eq!(r, Err(Stopped), "JSON on a pool: {on_pool}");
+        assert_eq!(out.to_json_until(&|| false).unwrap(), out.to_json());
     }
 }
 
