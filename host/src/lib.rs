@@ -14,6 +14,7 @@ pub mod error;
 pub mod lifecycle;
 pub mod limits;
 pub mod listener;
+pub mod logwriter;
 pub mod metrics_engine;
 pub mod plugins;
 pub mod router;

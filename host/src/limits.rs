@@ -17,12 +17,13 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::{config::LimitsConfig, error::ApiError};
 
 impl LimitsConfig {
-    /// The limits graph parameters are checked against.
-    pub fn graph(&self) -> GraphLimits {
+    /// The limits graph parameters are checked against, at the server's clock `now`.
+    pub fn graph(&self, now: i64) -> GraphLimits {
         GraphLimits {
             max_namespaces: self.max_graph_namespaces,
             max_window_secs: self.max_window.0.as_secs(),
             max_future_secs: self.max_query_time_skew.0.as_secs(),
+            now,
         }
     }
 
@@ -139,11 +140,12 @@ impl Scope {
 
     /// `Err` once the work should stop (the request's answer is no longer wanted).
     pub fn check(&self) -> Result<(), ApiError> {
-        if self.is_done() {
-            Err(ApiError::unavailable("the request was cancelled or timed out"))
-        } else {
-            Ok(())
-        }
+        if self.is_done() { Err(Scope::gone()) } else { Ok(()) }
+    }
+
+    /// The error of work stopped because its request is gone.
+    pub fn gone() -> ApiError {
+        ApiError::unavailable("the request was cancelled or timed out")
     }
 
     /// Time left before the deadline.

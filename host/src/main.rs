@@ -61,7 +61,7 @@ enum ConfigCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command.unwrap_or(Command::Serve) {
+    let code = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(cli.config),
         Command::Plugins => list_plugins(cli.config),
         Command::Config(ConfigCommand::Check) => check_config(cli.config),
@@ -70,7 +70,10 @@ fn main() -> ExitCode {
             print!("{DEFAULTS}");
             ExitCode::SUCCESS
         }
-    }
+    };
+    // The log's last lines are still queued for its writer thread.
+    meshlens::logwriter::flush(server::RUNTIME_SHUTDOWN);
+    code
 }
 
 fn check_config(config_path: Option<PathBuf>) -> ExitCode {

@@ -78,6 +78,7 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     tokio::spawn(async move {
         signals.next().await;
         tracing::warn!("second signal: exiting now");
+        crate::logwriter::flush(Duration::from_millis(200));
         std::process::exit(1);
     });
     tokio::time::sleep(grace).await;

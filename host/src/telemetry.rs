@@ -205,13 +205,34 @@ pub async fn serve_metrics_port(
     Ok(())
 }
 
-/// Sets up the log: `RUST_LOG` when set and valid, else `[log] level`; text or JSON lines on stderr.
+/// Sets up the log: `RUST_LOG` when set and valid, else `[log] level`; text or JSON lines on
+/// stderr, written by their own thread ([`crate::logwriter`]) so that no worker waits for
+/// the log's reader. Call [`crate::logwriter::flush`] before exiting.
 pub fn init_logging(cfg: &LogConfig) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&cfg.level))
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let queue = match crate::logwriter::LogQueue::start() {
+        Ok(q) => q,
+        Err(e) => {
+            // Without its thread, the log goes to stderr directly, as it always could.
+            eprintln!("meshlens: cannot start the log writer, logging directly: {e}");
+            let builder =
+                tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+            match cfg.format {
+                LogFormat::Json => builder
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(false)
+                    .with_span_list(false)
+                    .init(),
+                LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+            }
+            return;
+        }
+    };
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(queue);
     match cfg.format {
         LogFormat::Json => {
             builder.json().flatten_event(true).with_current_span(false).with_span_list(false).init()

@@ -7,7 +7,7 @@
 //! - Admission control: a burst of graph requests gets some 503s with `Retry-After`
 //!   while the namespace list keeps answering.
 //! - A request whose client goes away, or whose deadline passes, stops its CPU work and
-//!   frees its slot for the next request.
+//!   frees its slot for the next request, also in the middle of one long graph build.
 
 use std::{
     io::Write,
@@ -225,6 +225,16 @@ fn stopped(m: &Meshlens) -> usize {
         .unwrap_or(0)
 }
 
+/// Waits (bounded) for `n` such lines, then checks there are exactly `n`: the log has
+/// its own writer thread, so a line may land a moment after the answer that follows it.
+fn assert_stopped(m: &Meshlens, n: usize, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stopped(m) < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(stopped(m), n, "{what}");
+}
+
 /// `meshlens_cpu_pool_busy` from the service's own /metrics.
 fn cpu_busy(m: &Meshlens) -> Option<u64> {
     let r = m.get("/metrics");
@@ -266,7 +276,7 @@ fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     drop(conn);
     // The pool frees up and says why.
     wait_for_busy(&m, 0);
-    assert_eq!(stopped(&m), 1, "the build was stopped, not finished");
+    assert_stopped(&m, 1, "the build was stopped, not finished");
     // Its slot is free: the next expensive request is admitted, not refused after the wait.
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a client went away: {}", r.text());
@@ -281,7 +291,66 @@ fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("timed out"), "{}", r.text());
     wait_for_busy(&m, 0);
-    assert_eq!(stopped(&m), 1, "the build was stopped, not finished");
+    assert_stopped(&m, 1, "the build was stopped, not finished");
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a request timed out: {}", r.text());
+}
+
+/// `meshlens_graph_phase_duration_seconds` of the build phase: (builds finished, seconds).
+fn builds(m: &Meshlens) -> (u64, f64) {
+    let text = m.get("/metrics").text();
+    let value = |suffix: &str| {
+        text.lines()
+            .filter(|l| l.starts_with(&format!("meshlens_graph_phase_duration_seconds_{suffix}{{")))
+            .filter(|l| l.contains("phase=\"build\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>()
+    };
+    (value("count") as u64, value("sum"))
+}
+
+/// One CPU thread, one slot, and a backend whose traffic answer has 120,000 series (the
+/// `big-traffic` test plugin), without appenders: a graph is one long build. A client that
+/// leaves while it is being built stops it (the build is never recorded as finished) and the
+/// pool and slot free up; before, the build ran to its end.
+#[test]
+fn a_request_cancelled_mid_build_stops_building() {
+    let dir = plugin_dir(&["big-traffic"]);
+    let cfg = format!(
+        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
+         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
+         [metrics]\nbackend = \"big_traffic\"\nduration_histogram = \"milliseconds\"\n\
+         [metrics.big_traffic]\nseries = 120000\n\
+         [limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n\
+         max_answer_series = 200000\n",
+        dir.path()
+    );
+    let m = Meshlens::start(&cfg, &[], vec![dir]).unwrap_or_else(|e| panic!("meshlens: {e:?}"));
+    let path = format!(
+        "/api/namespaces/graph?namespaces=bookinfo&graphType=workload&appenders=&queryTime={}",
+        now() - 60
+    );
+    // Whole, the graph is built once: its 120,000 edges, and one build phase recorded.
+    let r = m.get(&path);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let edges = r.json()["elements"]["edges"].as_array().map_or(0, Vec::len);
+    assert_eq!(edges, 120_000);
+    let (count, secs) = builds(&m);
+    assert_eq!(count, 1);
+    println!("one build of 120,000 series: {:.0} ms", secs * 1000.0);
+
+    // The client leaves as soon as the build has started.
+    let mut conn = TcpStream::connect(&m.addr).expect("connect");
+    write!(conn, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
+    wait_for_busy(&m, 1);
+    let left = Instant::now();
+    drop(conn);
+    wait_for_busy(&m, 0);
+    println!("CPU pool free {} ms after the client left", left.elapsed().as_millis());
+    assert_stopped(&m, 1, "the request's CPU work stopped early");
+    assert_eq!(builds(&m).0, 1, "the second build was stopped before its end");
+    // The slot is free: the next graph is admitted and built.
+    let r = m.get(&path);
+    assert_eq!(r.status, 200, "after a client left mid-build: {}", r.text());
+    assert_eq!(builds(&m).0, 2);
 }

@@ -11,12 +11,13 @@ use abi_stable::std_types::{RResult, RVec};
 use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
     GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order,
-    build_graph, finish, names_only, round_results, traffic_plan,
+    build_graph_until, finish, names_only, round_results, traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
 use crate::{
     error::ApiError,
+    limits::Scope,
     router::{Ctx, HandlerFuture, Reply, Route},
     state::AppState,
     telemetry,
@@ -117,7 +118,8 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let registered: Vec<String> = st.plugins.appenders.iter().map(|c| c.name.clone()).collect();
     // Without `queryTime`: now, aligned to the answer cache's TTL so viewers share answers.
     let now = st.metrics.default_time();
-    let limits = st.config.limits.graph();
+    // `queryTime`'s skew is checked against the clock itself, not the aligned `now`.
+    let limits = st.config.limits.graph(meshlens_params::now());
     let opts = GraphOptions::parse_limited(
         target,
         ctx.query_string(),
@@ -204,13 +206,20 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
                 m.graph_phase("prepare", "", t.elapsed());
                 per_appender
             };
+            // Asked every 1,024 series, nodes or edges: a long build or output stops soon
+            // after its request is gone.
+            let stop = || scope.is_done();
             let build = || {
                 let t = Instant::now();
-                let g = build_graph(&opts, &plan, &traffic);
-                m.graph_phase("build", "", t.elapsed());
+                let g = build_graph_until(&opts, &plan, &traffic, &stop);
+                // A build that stopped is not a build's time.
+                if g.is_ok() {
+                    m.graph_phase("build", "", t.elapsed());
+                }
                 g
             };
-            let (per_appender, mut g) = rayon::join(prepare, build);
+            let (per_appender, g) = rayon::join(prepare, build);
+            let mut g = g.map_err(|_| Scope::gone())?;
             for ((name, a), data) in appenders.iter().zip(&per_appender) {
                 scope.check()?;
                 let t = Instant::now();
@@ -225,9 +234,11 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
             names_only(&mut g, &|ns| hidden.contains(ns));
             scope.check()?;
-            let out = GraphOutput::new(&opts, &g);
+            let out = GraphOutput::new_until(&opts, &g, &stop).map_err(|_| Scope::gone())?;
             let reply = match opts.format {
-                GraphFormat::Json => Reply::Json(out.to_json()),
+                GraphFormat::Json => {
+                    Reply::Json(out.to_json_until(&stop).map_err(|_| Scope::gone())?)
+                }
                 GraphFormat::Dot => {
                     Reply::Text { content_type: "text/vnd.graphviz", body: out.to_dot() }
                 }

@@ -8,7 +8,7 @@ use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series, label_va
 
 use appender_support::labels::*;
 use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels};
-use par_chunks::map_chunks_in_order;
+use par_chunks::{Stopped, try_map_chunks_in_order};
 
 use crate::options::GraphOptions;
 use crate::plan::{PlannedQuery, TrafficKind, round_value};
@@ -18,13 +18,25 @@ use crate::plan::{PlannedQuery, TrafficKind, round_value};
 /// so shared answers are used as they are.
 ///
 /// Reading a series' labels and naming its nodes does not touch the graph, so big results
-/// are resolved on all cores; the graph itself is built on this thread, in result order, as
-/// the resolved chunks come in.
+/// are resolved on the idle threads of the caller's pool; the graph itself is built on this
+/// thread, in result order, as the resolved chunks come in.
 pub fn build_graph<R: Borrow<QueryResult>>(
     opts: &GraphOptions,
     plan: &[PlannedQuery],
     results: &[R],
 ) -> Graph {
+    // Never asked to stop, so never the default.
+    build_graph_until(opts, plan, results, &|| false).unwrap_or_default()
+}
+
+/// [`build_graph`] that asks `stop` every 1,024 series and gives up ([`Stopped`]) once it
+/// says yes: a request that timed out or whose client left stops building at once.
+pub fn build_graph_until<R: Borrow<QueryResult>>(
+    opts: &GraphOptions,
+    plan: &[PlannedQuery],
+    results: &[R],
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Graph, Stopped> {
     let items: Vec<(&PlannedQuery, &Series)> = plan
         .iter()
         .zip(results)
@@ -32,8 +44,9 @@ pub fn build_graph<R: Borrow<QueryResult>>(
         .collect();
     let (graph_type, inject) = (opts.graph_type, opts.inject_service_nodes);
     let mut b = Builder::new(graph_type, items.len());
-    map_chunks_in_order(
+    try_map_chunks_in_order(
         &items,
+        stop,
         |_, chunk| {
             let mut ids = Ids::default();
             let hops: Vec<Resolved<'_>> = chunk
@@ -47,8 +60,8 @@ pub fn build_graph<R: Borrow<QueryResult>>(
                 b.add(r, &text);
             }
         },
-    );
-    b.graph
+    )?;
+    Ok(b.graph)
 }
 
 /// Node ids of a chunk's series, back to back in one string.

@@ -12,7 +12,7 @@ use plugin_api::Value;
 use crate::fixed::Fixed;
 use crate::hash32::Hash32;
 use crate::output::{EdgeOut, GraphOutput, NodeOut, RESERVED, Traffic};
-use par_chunks::map_chunks;
+use par_chunks::{Stopped, try_map_chunks};
 
 /// A pretty JSON writer with 2-space indents, the layout of serde_json's `PrettyFormatter`.
 struct Pretty {
@@ -186,10 +186,15 @@ impl Pretty {
         self.close(b'}');
     }
 
-    /// `"key": [elements...]`; big lists are written in chunks on several threads.
-    /// A list's elements written in chunks (on several threads for big graphs), at `depth`.
-    fn element_parts<T: Sync>(items: &[T], depth: usize, write: fn(&mut Self, &T)) -> Vec<Vec<u8>> {
-        map_chunks(items, |start, chunk| {
+    /// A list's elements written in chunks (on several threads for big graphs), at `depth`,
+    /// asking `stop` before each chunk.
+    fn element_parts<T: Sync>(
+        items: &[T],
+        depth: usize,
+        write: fn(&mut Self, &T),
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Vec<Vec<u8>>, Stopped> {
+        try_map_chunks(items, stop, |start, chunk| {
             // A chunk after the first starts with the separator, as if written in one go.
             let mut w = Pretty {
                 out: Vec::with_capacity(ELEMENT_BYTES * chunk.len()),
@@ -304,10 +309,17 @@ impl Pretty {
 impl GraphOutput<'_> {
     /// Pretty-printed JSON (2-space indent), as Kiali answers graphs.
     pub fn to_json(&self) -> Vec<u8> {
+        // Never asked to stop, so never the default.
+        self.to_json_until(&|| false).unwrap_or_default()
+    }
+
+    /// [`GraphOutput::to_json`] that asks `stop` every 1,024 nodes or edges and gives up
+    /// ([`Stopped`]) once it says yes.
+    pub fn to_json_until(&self, stop: &(dyn Fn() -> bool + Sync)) -> Result<Vec<u8>, Stopped> {
         // The elements first, so that the answer is allocated once at its size: growing a
         // 2 MB buffer past an estimate copies it and faults in fresh pages.
-        let nodes = Pretty::element_parts(&self.nodes, ELEMENTS_DEPTH, Pretty::node);
-        let edges = Pretty::element_parts(&self.edges, ELEMENTS_DEPTH, Pretty::edge);
+        let nodes = Pretty::element_parts(&self.nodes, ELEMENTS_DEPTH, Pretty::node, stop)?;
+        let edges = Pretty::element_parts(&self.edges, ELEMENTS_DEPTH, Pretty::edge, stop)?;
         let capacity = nodes.iter().chain(&edges).map(Vec::len).sum::<usize>() + ENVELOPE_BYTES;
         let mut w = Pretty { out: Vec::with_capacity(capacity), depth: 0, first: true };
         w.open(b'{');
@@ -322,6 +334,6 @@ impl GraphOutput<'_> {
         w.elements("edges", &edges);
         w.close(b'}');
         w.close(b'}');
-        w.out
+        Ok(w.out)
     }
 }

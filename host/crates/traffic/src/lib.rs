@@ -26,7 +26,7 @@ mod query;
 mod serde_ref;
 
 pub use appender_support::UNKNOWN;
-pub use build::build_graph;
+pub use build::{build_graph, build_graph_until};
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};
 pub use hash32::md5_hex;
 pub use options::{
@@ -34,6 +34,7 @@ pub use options::{
     OptionsError,
 };
 pub use output::GraphOutput;
+pub use par_chunks::Stopped;
 pub use plan::{
     PlannedQuery, TrafficKind, round_results, round_value, traffic_plan, traffic_queries,
 };

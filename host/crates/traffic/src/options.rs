@@ -165,11 +165,20 @@ pub struct GraphLimits {
     pub max_window_secs: u64,
     /// How far `queryTime` may be past `now`, seconds.
     pub max_future_secs: u64,
+    /// The server's clock, Unix seconds. Not the default `queryTime`, which the answer
+    /// cache rounds down and so lags the clock by up to one TTL.
+    pub now: i64,
 }
 
 impl Default for GraphLimits {
+    /// The contract's defaults, at the current time.
     fn default() -> Self {
-        GraphLimits { max_namespaces: 1000, max_window_secs: 30 * 86_400, max_future_secs: 300 }
+        GraphLimits {
+            max_namespaces: 1000,
+            max_window_secs: 30 * 86_400,
+            max_future_secs: 300,
+            now: meshlens_params::now(),
+        }
     }
 }
 
@@ -310,7 +319,7 @@ impl GraphOptions {
         }
         let query_time = q.query_time.map_or(now, |t| t.0);
         if query_time
-            > now.saturating_add(i64::try_from(limits.max_future_secs).unwrap_or(i64::MAX))
+            > limits.now.saturating_add(i64::try_from(limits.max_future_secs).unwrap_or(i64::MAX))
         {
             return Err(OptionsError::new(
                 "queryTime",
@@ -500,17 +509,13 @@ mod tests {
 
     #[test]
     fn requests_over_a_limit_name_the_parameter_and_the_limit() {
-        let limits = GraphLimits { max_namespaces: 2, max_window_secs: 3600, max_future_secs: 60 };
-        let run = |q: &[(&str, &str)]| {
-            GraphOptions::parse_limited(
-                GraphTarget::Namespaces,
-                &query_string(q),
-                1_000,
-                &[],
-                &GraphSettings::default(),
-                &limits,
-            )
+        let limits = GraphLimits {
+            max_namespaces: 2,
+            max_window_secs: 3600,
+            max_future_secs: 60,
+            now: 1_000,
         };
+        let run = |q: &[(&str, &str)]| limited(q, 1_000, &limits);
         let e = run(&[("namespaces", "a,b,c")]).unwrap_err();
         assert_eq!(e.param, "namespaces");
         assert!(
@@ -545,6 +550,40 @@ mod tests {
         assert!(
             parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("duration", "720h")]).is_ok()
         );
+    }
+
+    /// A namespace graph's parameters `q`, parsed at default time `now` under `limits`.
+    fn limited(
+        q: &[(&str, &str)],
+        now: i64,
+        limits: &GraphLimits,
+    ) -> Result<GraphOptions, OptionsError> {
+        GraphOptions::parse_limited(
+            GraphTarget::Namespaces,
+            &query_string(q),
+            now,
+            &[],
+            &GraphSettings::default(),
+            limits,
+        )
+    }
+
+    #[test]
+    fn query_time_skew_is_checked_against_the_clock_not_the_aligned_default_time() {
+        // The answer cache rounds the default time down (here to 900 while the clock reads
+        // 1,050): a queryTime within the skew of the clock is accepted, and past it refused.
+        let limits = GraphLimits {
+            max_namespaces: 2,
+            max_window_secs: 3600,
+            max_future_secs: 60,
+            now: 1_050,
+        };
+        let run = |t: &str| limited(&[("namespaces", "a"), ("queryTime", t)], 900, &limits);
+        assert_eq!(run("1110").unwrap().query_time, 1110);
+        assert_eq!(run("1111").unwrap_err().param, "queryTime");
+        // Without queryTime the aligned time is used.
+        let o = limited(&[("namespaces", "a")], 900, &limits).unwrap();
+        assert_eq!(o.query_time, 900);
     }
 
     #[test]

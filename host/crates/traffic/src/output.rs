@@ -2,7 +2,7 @@
 //! boxes, order. `json.rs` and `dot.rs` write it.
 
 use appender_support::node_positions;
-use par_chunks::map_chunks;
+use par_chunks::{Stopped, try_map_chunks};
 use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 
 use crate::fixed::Fixed;
@@ -177,18 +177,35 @@ fn edge_traffic(e: &Edge, out_total: (f64, f64)) -> Traffic {
 impl<'a> GraphOutput<'a> {
     /// Prepares the response for `graph` (ids, traffic, boxes, order).
     pub fn new(opts: &GraphOptions, graph: &'a Graph) -> Self {
-        let index = node_positions(graph);
-        let hashes: Vec<Hash32> = map_chunks(&graph.nodes, |_, c| {
-            Hash32::of_each(c.len(), |i, b| b.extend_from_slice(c[i].id.as_bytes()))
+        Self::new_until(opts, graph, &|| false).unwrap_or_else(|Stopped| GraphOutput {
+            // Never asked to stop, so never this.
+            timestamp: opts.query_time,
+            duration: opts.duration_secs,
+            graph_type: opts.graph_type,
+            nodes: Vec::new(),
+            edges: Vec::new(),
         })
+    }
+
+    /// [`GraphOutput::new`] that asks `stop` every 1,024 nodes or edges of each pass and
+    /// gives up ([`Stopped`]) once it says yes.
+    pub fn new_until(
+        opts: &GraphOptions,
+        graph: &'a Graph,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Self, Stopped> {
+        let index = node_positions(graph);
+        let hashes: Vec<Hash32> = try_map_chunks(&graph.nodes, stop, |_, c| {
+            Hash32::of_each(c.len(), |i, b| b.extend_from_slice(c[i].id.as_bytes()))
+        })?
         .concat();
         // Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
         let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
-        let ends: Vec<Option<(usize, usize)>> = map_chunks(&graph.edges, |_, c| {
+        let ends: Vec<Option<(usize, usize)>> = try_map_chunks(&graph.edges, stop, |_, c| {
             c.iter()
                 .map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?)))
                 .collect::<Vec<_>>()
-        })
+        })?
         .concat();
         for (e, ends) in graph.edges.iter().zip(&ends) {
             if let Some((s, _)) = ends {
@@ -216,7 +233,7 @@ impl<'a> GraphOutput<'a> {
         // end's hash nearly always decides.
         let linked: Vec<(usize, usize, usize)> =
             ends.iter().enumerate().filter_map(|(i, e)| e.map(|(s, t)| (i, s, t))).collect();
-        let ids: Vec<Hash32> = map_chunks(&linked, |_, c| {
+        let ids: Vec<Hash32> = try_map_chunks(&linked, stop, |_, c| {
             Hash32::of_each(c.len(), |k, b| {
                 let (i, s, t) = c[k];
                 for part in [
@@ -229,7 +246,7 @@ impl<'a> GraphOutput<'a> {
                     b.extend_from_slice(part);
                 }
             })
-        })
+        })?
         .concat();
         // Ranking the nodes' hashes once lets the edges sort on plain integers: (source
         // rank, target rank, position), then by id among edges with the same ends.
@@ -247,7 +264,7 @@ impl<'a> GraphOutput<'a> {
                 same_ends.sort_unstable_by_key(|&x| ids[x as u32 as usize]);
             }
         }
-        let edges: Vec<EdgeOut<'a>> = map_chunks(&order, |_, c| {
+        let edges: Vec<EdgeOut<'a>> = try_map_chunks(&order, stop, |_, c| {
             c.iter()
                 .map(|&x| {
                     let k = x as u32 as usize;
@@ -263,15 +280,15 @@ impl<'a> GraphOutput<'a> {
                     }
                 })
                 .collect::<Vec<_>>()
-        })
+        })?
         .concat();
-        GraphOutput {
+        Ok(GraphOutput {
             timestamp: opts.query_time,
             duration: opts.duration_secs,
             graph_type: opts.graph_type,
             nodes,
             edges,
-        }
+        })
     }
 }
 

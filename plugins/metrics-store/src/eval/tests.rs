@@ -219,3 +219,17 @@ fn evaluation_honours_the_deadline() {
     let e = evaluate(&store, &query, Instant::now() - Duration::from_millis(1)).unwrap_err();
     assert_eq!(e.kind, plugin_api::ErrorKind::Timeout);
 }
+
+#[test]
+fn evaluation_stops_at_a_deadline_that_passes_while_it_runs() {
+    // 8,192 series at 10,001 steps: far more work than the 30 ms the query is given.
+    let text: String = (0..8192).map(|i| counter(&format!("{{a=\"{i}\"}}"), 0.0, 1.0, 5)).collect();
+    let store = load_str(&text, true).unwrap();
+    let mut query = q("c", RangeFunc::Rate, 60, 0);
+    query.time = QueryTime::Range { start: 1000, end: 11_000, step: 1 };
+    let deadline = Instant::now() + Duration::from_millis(30);
+    let e = evaluate(&store, &query, deadline).unwrap_err();
+    assert_eq!(e.kind, plugin_api::ErrorKind::Timeout, "{}", e.message);
+    // It began with time left and gave up once the time was gone: stopped mid-evaluation.
+    assert!(Instant::now() >= deadline);
+}

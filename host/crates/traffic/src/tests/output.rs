@@ -51,11 +51,8 @@ fn json_writer_matches_serde_byte_for_byte() {
     assert_eq!(out.to_json(), serde_json::to_vec_pretty(&out).unwrap());
 }
 
-/// A graph big enough that ids and JSON are made on several threads: every id still belongs
-/// to its own element, in order, and the JSON is still serde's.
-#[test]
-fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
-    let (namespaces, workloads) = (100, 60);
+/// A chain of `workloads` workloads in each of `namespaces` namespaces: one series per edge.
+fn chain_series(namespaces: usize, workloads: usize) -> RVec<Series> {
     let mut series = RVec::new();
     for n in 0..namespaces {
         let ns = format!("ns-{n}");
@@ -73,12 +70,62 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
             ));
         }
     }
+    series
+}
+
+/// A build asked to stop gives up between chunks of series, on a pool or not; one never
+/// asked builds the whole graph. The same for the output and its JSON.
+#[test]
+fn a_build_asked_to_stop_gives_up() {
+    let o = options(&[("namespaces", "ns-0"), ("graphType", "workload")]);
+    let plan = traffic_plan(&o);
+    let mut results = vec![QueryResult::default(); plan.len()];
+    results[2].series = chain_series(20, 500);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    for on_pool in [false, true] {
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        // Yes from the third question on: after about two chunks of 1,024 series.
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 2;
+        let run = || build_graph_until(&o, &plan, &results, &stop);
+        let r = if on_pool { pool.install(run) } else { run() };
+        assert!(matches!(r, Err(Stopped)), "on a pool: {on_pool}");
+        let full = build_graph_until(&o, &plan, &results, &|| false).unwrap();
+        assert_eq!(full.edges.len(), build_graph(&o, &plan, &results).edges.len());
+        assert!(full.edges.len() >= 10_000);
+        // The output's passes and its JSON stop too; never asked, they are the usual ones.
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 2;
+        let run = || GraphOutput::new_until(&o, &full, &stop).map(|_| ());
+        let r = if on_pool { pool.install(run) } else { run() };
+        assert_eq!(r, Err(Stopped), "output on a pool: {on_pool}");
+        let out = GraphOutput::new_until(&o, &full, &|| false).unwrap();
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 2;
+        let run = || out.to_json_until(&stop).map(|_| ());
+        let r = if on_pool { pool.install(run) } else { run() };
+        assert_eq!(r, Err(Stopped), "JSON on a pool: {on_pool}");
+        assert_eq!(out.to_json_until(&|| false).unwrap(), out.to_json());
+    }
+}
+
+/// A graph big enough that ids and JSON are made on several threads: every id still belongs
+/// to its own element, in order, and the JSON is still serde's.
+#[test]
+fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
+    let (namespaces, workloads) = (100, 60);
     let o = options(&[
         ("namespaces", "ns-0"),
         ("graphType", "workload"),
         ("injectServiceNodes", "false"),
     ]);
-    let mut g = requests_graph(&o, series);
+    // Helpers come from the caller's pool (the service's CPU pool): on one of four threads.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    let mut g = pool.install(|| requests_graph(&o, chain_series(namespaces, workloads)));
+    let alone = {
+        let mut g = requests_graph(&o, chain_series(namespaces, workloads));
+        finish(&o, &mut g, &|_| true);
+        GraphOutput::new(&o, &g).to_json()
+    };
     // Series were resolved on several threads: each edge still carries its own series' rate.
     assert_eq!(g.edges.len(), namespaces * workloads);
     for e in g.edges.iter() {
@@ -93,7 +140,7 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
         assert_eq!(e.rates.http, 1.0 + w, "{}", e.target);
     }
     finish(&o, &mut g, &|_| true);
-    let out = GraphOutput::new(&o, &g);
+    let out = pool.install(|| GraphOutput::new(&o, &g));
     assert!(
         out.nodes.len() >= 6000 && out.edges.len() >= 6000,
         "{} nodes, {} edges",
@@ -118,7 +165,9 @@ fn a_graph_split_across_threads_keeps_ids_order_and_bytes() {
             "edges sorted by source, target, id"
         );
     }
-    assert_eq!(out.to_json(), serde_json::to_vec_pretty(&out).unwrap());
+    let json = pool.install(|| out.to_json());
+    assert_eq!(json, serde_json::to_vec_pretty(&out).unwrap());
+    assert_eq!(json, alone, "the same bytes on one thread");
 }
 
 /// Two protocols between the same ends: two edges, ordered by their own ids.
