@@ -290,10 +290,8 @@ fn ports_probes_paths_and_names_agree() {
     assert_eq!(from_secret, ["MESHLENS_AUTH__SIGNING_KEY", "MESHLENS_AUTH__PASSWORD"]);
     // Literal values are only the allocator settings the image sets too (no config key, so
     // nothing secret, can hide there), and they agree with the Containerfile's ENV.
-    let literal: Vec<(String, String)> = env
-        .iter()
-        .filter_map(|e| e.value.as_ref().map(|v| (e.name.clone(), v.clone())))
-        .collect();
+    let literal: Vec<(String, String)> =
+        env.iter().filter_map(|e| e.value.as_ref().map(|v| (e.name.clone(), v.clone()))).collect();
     assert!(
         literal.iter().all(|(n, _)| !n.starts_with("MESHLENS_")),
         "config keys come from the ConfigMap or the Secret, not literal env: {literal:?}"
