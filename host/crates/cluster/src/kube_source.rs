@@ -17,7 +17,7 @@ use k8s_openapi::api::{
     apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
     autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::{CronJob, Job},
-    core::v1::{Namespace, Pod, ReplicationController, Service},
+    core::v1::{Namespace, ReplicationController},
 };
 use kube::{
     Api, Client, Resource,
@@ -39,21 +39,22 @@ use crate::{
     ClusterConfig, ClusterError,
     mesh::{ALL_MESH_KINDS, MeshKind, MeshObject},
     raw::{Autoscaler, RawObjects},
+    records::{PodRecord, ServiceRecord, WorkloadRecord},
     trim::Trim,
 };
 
 /// The caches, created once discovery has run.
 struct Stores {
     namespaces: Store<Namespace>,
-    pods: Store<Pod>,
-    services: Store<Service>,
-    deployments: Store<Deployment>,
-    replica_sets: Store<ReplicaSet>,
-    replication_controllers: Store<ReplicationController>,
-    stateful_sets: Store<StatefulSet>,
-    daemon_sets: Store<DaemonSet>,
-    jobs: Store<Job>,
-    cron_jobs: Store<CronJob>,
+    pods: Store<PodRecord>,
+    services: Store<ServiceRecord>,
+    deployments: Store<WorkloadRecord<Deployment>>,
+    replica_sets: Store<WorkloadRecord<ReplicaSet>>,
+    replication_controllers: Store<WorkloadRecord<ReplicationController>>,
+    stateful_sets: Store<WorkloadRecord<StatefulSet>>,
+    daemon_sets: Store<WorkloadRecord<DaemonSet>>,
+    jobs: Store<WorkloadRecord<Job>>,
+    cron_jobs: Store<WorkloadRecord<CronJob>>,
     hpas: Store<HorizontalPodAutoscaler>,
     mesh: Vec<(MeshKind, Store<DynamicObject>)>,
 }
@@ -305,9 +306,9 @@ struct Shared {
     forbidden: Arc<Forbidden>,
 }
 
-/// The kind's name as `/status` shows it (`CronJob`).
-fn kind_name<K>() -> String {
-    std::any::type_name::<K>().rsplit("::").next().unwrap_or("object").to_string()
+/// The kind's name as `/status` shows it (`CronJob`; `Pod` for the pod records).
+fn kind_name<K: Resource<DynamicType = ()>>() -> String {
+    K::kind(&()).into_owned()
 }
 
 impl KubeSource {
@@ -347,21 +348,51 @@ impl KubeSource {
             let t = &mut tasks;
             let built = Stores {
                 namespaces: reflect(Api::all(c.clone()), (), kind_name::<Namespace>(), &sh, t),
-                pods: reflect(Api::all(c.clone()), (), kind_name::<Pod>(), &sh, t),
-                services: reflect(Api::all(c.clone()), (), kind_name::<Service>(), &sh, t),
-                deployments: reflect(Api::all(c.clone()), (), kind_name::<Deployment>(), &sh, t),
-                replica_sets: reflect(Api::all(c.clone()), (), kind_name::<ReplicaSet>(), &sh, t),
-                replication_controllers: reflect(
+                pods: reflect(Api::all(c.clone()), (), kind_name::<PodRecord>(), &sh, t),
+                services: reflect(Api::all(c.clone()), (), kind_name::<ServiceRecord>(), &sh, t),
+                deployments: reflect(
                     Api::all(c.clone()),
                     (),
-                    kind_name::<ReplicationController>(),
+                    kind_name::<WorkloadRecord<Deployment>>(),
                     &sh,
                     t,
                 ),
-                stateful_sets: reflect(Api::all(c.clone()), (), kind_name::<StatefulSet>(), &sh, t),
-                daemon_sets: reflect(Api::all(c.clone()), (), kind_name::<DaemonSet>(), &sh, t),
-                jobs: reflect(Api::all(c.clone()), (), kind_name::<Job>(), &sh, t),
-                cron_jobs: reflect(Api::all(c.clone()), (), kind_name::<CronJob>(), &sh, t),
+                replica_sets: reflect(
+                    Api::all(c.clone()),
+                    (),
+                    kind_name::<WorkloadRecord<ReplicaSet>>(),
+                    &sh,
+                    t,
+                ),
+                replication_controllers: reflect(
+                    Api::all(c.clone()),
+                    (),
+                    kind_name::<WorkloadRecord<ReplicationController>>(),
+                    &sh,
+                    t,
+                ),
+                stateful_sets: reflect(
+                    Api::all(c.clone()),
+                    (),
+                    kind_name::<WorkloadRecord<StatefulSet>>(),
+                    &sh,
+                    t,
+                ),
+                daemon_sets: reflect(
+                    Api::all(c.clone()),
+                    (),
+                    kind_name::<WorkloadRecord<DaemonSet>>(),
+                    &sh,
+                    t,
+                ),
+                jobs: reflect(Api::all(c.clone()), (), kind_name::<WorkloadRecord<Job>>(), &sh, t),
+                cron_jobs: reflect(
+                    Api::all(c.clone()),
+                    (),
+                    kind_name::<WorkloadRecord<CronJob>>(),
+                    &sh,
+                    t,
+                ),
                 hpas: reflect(
                     Api::all(c.clone()),
                     (),
@@ -460,10 +491,10 @@ impl KubeSource {
         let s = self.stores.get()?;
         let f = &self.forbidden;
         // A forbidden kind is absent, even if an earlier list had filled its cache.
-        fn read<K: Resource + Clone>(f: &Forbidden, store: &Store<K>) -> Vec<Arc<K>>
-        where
-            K::DynamicType: Eq + Hash + Clone,
-        {
+        fn read<K: Resource<DynamicType = ()> + Clone>(
+            f: &Forbidden,
+            store: &Store<K>,
+        ) -> Vec<Arc<K>> {
             if f.has(&kind_name::<K>()) { Vec::new() } else { store.state() }
         }
         let mesh = s
@@ -513,15 +544,18 @@ impl Stores {
     fn wait_all(&self, f: &Arc<Forbidden>) -> impl std::future::Future<Output = bool> + 'static {
         let typed = [
             waiter(&self.namespaces, f.wait_for(kind_name::<Namespace>())),
-            waiter(&self.pods, f.wait_for(kind_name::<Pod>())),
-            waiter(&self.services, f.wait_for(kind_name::<Service>())),
-            waiter(&self.deployments, f.wait_for(kind_name::<Deployment>())),
-            waiter(&self.replica_sets, f.wait_for(kind_name::<ReplicaSet>())),
-            waiter(&self.replication_controllers, f.wait_for(kind_name::<ReplicationController>())),
-            waiter(&self.stateful_sets, f.wait_for(kind_name::<StatefulSet>())),
-            waiter(&self.daemon_sets, f.wait_for(kind_name::<DaemonSet>())),
-            waiter(&self.jobs, f.wait_for(kind_name::<Job>())),
-            waiter(&self.cron_jobs, f.wait_for(kind_name::<CronJob>())),
+            waiter(&self.pods, f.wait_for(kind_name::<PodRecord>())),
+            waiter(&self.services, f.wait_for(kind_name::<ServiceRecord>())),
+            waiter(&self.deployments, f.wait_for(kind_name::<WorkloadRecord<Deployment>>())),
+            waiter(&self.replica_sets, f.wait_for(kind_name::<WorkloadRecord<ReplicaSet>>())),
+            waiter(
+                &self.replication_controllers,
+                f.wait_for(kind_name::<WorkloadRecord<ReplicationController>>()),
+            ),
+            waiter(&self.stateful_sets, f.wait_for(kind_name::<WorkloadRecord<StatefulSet>>())),
+            waiter(&self.daemon_sets, f.wait_for(kind_name::<WorkloadRecord<DaemonSet>>())),
+            waiter(&self.jobs, f.wait_for(kind_name::<WorkloadRecord<Job>>())),
+            waiter(&self.cron_jobs, f.wait_for(kind_name::<WorkloadRecord<CronJob>>())),
             waiter(&self.hpas, f.wait_for(kind_name::<HorizontalPodAutoscaler>())),
         ];
         let mesh: Vec<_> =

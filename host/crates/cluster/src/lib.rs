@@ -20,6 +20,7 @@ pub mod model;
 pub mod payload;
 mod plugin;
 pub mod raw;
+pub mod records;
 pub mod snapshot;
 pub mod trim;
 

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, Service};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -221,7 +220,7 @@ pub struct MeshConfigList {
     pub virtual_services: Vec<Value>,
 }
 
-fn pod_info(p: &Pod, state: &ClusterState) -> PodInfo {
+fn pod_info(p: &crate::records::PodRecord, state: &ClusterState) -> PodInfo {
     PodInfo {
         name: p.metadata.name.clone().unwrap_or_default(),
         labels: p.metadata.labels.clone().unwrap_or_default(),
@@ -232,7 +231,7 @@ fn pod_info(p: &Pod, state: &ClusterState) -> PodInfo {
 }
 
 /// The short form of a Service used by workload details.
-pub fn service_ref(s: &Service) -> ServiceRef {
+pub fn service_ref(s: &crate::records::ServiceRecord) -> ServiceRef {
     let spec = s.spec.as_ref();
     ServiceRef {
         name: s.metadata.name.clone().unwrap_or_default(),
