@@ -11,7 +11,7 @@ use crate::{
     config::Settings,
     mesh::{MeshKind, MeshObject},
     raw::{Autoscaler, RawObjects, time_text},
-    records::{PodRecord, ServiceRecord},
+    records::{PodRecord, ServiceRecord, TemplateMeta},
 };
 
 /// The kind of a workload.
@@ -147,7 +147,7 @@ fn controller(m: &ObjectMeta) -> Option<&OwnerReference> {
 }
 
 fn template_maps(
-    meta: Option<&ObjectMeta>,
+    meta: Option<&TemplateMeta>,
 ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
     (
         meta.and_then(|m| m.labels.clone()).unwrap_or_default(),
@@ -159,7 +159,7 @@ fn template_maps(
 fn shell(
     meta: &ObjectMeta,
     kind: WorkloadKind,
-    t: Option<&ObjectMeta>,
+    t: Option<&TemplateMeta>,
     counts: (i32, i32, i32),
 ) -> Workload {
     let (labels, template_annotations) = template_maps(t);

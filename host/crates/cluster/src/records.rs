@@ -84,13 +84,6 @@ pub fn lean_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error
     })
 }
 
-/// Optional `metadata` (a pod template's), as [`lean_meta`] reads it.
-fn lean_meta_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ObjectMeta>, D::Error> {
-    #[derive(Deserialize)]
-    struct Lean(#[serde(deserialize_with = "lean_meta")] ObjectMeta);
-    Ok(Option::<Lean>::deserialize(d)?.map(|l| l.0))
-}
-
 /// A Pod: its metadata, container names and images (the control plane's version in
 /// `/status`), and its phase.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -231,16 +224,25 @@ pub struct WorkloadSpec {
     pub replicas: Option<i32>,
     /// `spec.template` (every kind but CronJob).
     pub template: Option<TemplateRecord>,
-    /// `spec.jobTemplate` (CronJob).
-    pub job_template: Option<JobTemplateRecord>,
+    /// `spec.jobTemplate` (CronJob; boxed, so other kinds do not pay for its size).
+    pub job_template: Option<Box<JobTemplateRecord>>,
 }
 
 /// A pod template: its metadata only (the workload shows its labels and annotations).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct TemplateRecord {
-    /// Metadata, trimmed.
-    #[serde(default, deserialize_with = "lean_meta_opt")]
-    pub metadata: Option<ObjectMeta>,
+    /// Its labels and annotations.
+    pub metadata: Option<TemplateMeta>,
+}
+
+/// A pod template's metadata: what the workload shows (a full `ObjectMeta` is 360 bytes).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct TemplateMeta {
+    /// Labels.
+    pub labels: Option<BTreeMap<String, String>>,
+    /// Annotations without the `kubectl apply` copy.
+    #[serde(default, deserialize_with = "annotations")]
+    pub annotations: Option<BTreeMap<String, String>>,
 }
 
 /// A CronJob's job template.
@@ -284,7 +286,7 @@ pub struct WorkloadStatus {
 
 impl<K> WorkloadRecord<K> {
     /// The pod template's metadata (a CronJob's through its job template).
-    pub fn template_meta(&self) -> Option<&ObjectMeta> {
+    pub fn template_meta(&self) -> Option<&TemplateMeta> {
         let spec = self.spec.as_ref()?;
         let t = match &spec.template {
             Some(t) => t,
