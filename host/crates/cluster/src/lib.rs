@@ -15,6 +15,7 @@
 
 pub mod config;
 mod kube_source;
+pub mod labels;
 pub mod mesh;
 pub mod model;
 pub mod payload;

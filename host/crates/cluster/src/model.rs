@@ -9,6 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::{
     config::Settings,
+    labels::Labels,
     mesh::{MeshKind, MeshObject},
     raw::{Autoscaler, RawObjects, time_text},
     records::{PodRecord, ServiceRecord, TemplateMeta},
@@ -65,9 +66,9 @@ pub struct Workload {
     /// `metadata.resourceVersion`.
     pub resource_version: String,
     /// Pod template labels (the pod's own labels for a bare pod).
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     /// Pod template annotations.
-    pub template_annotations: BTreeMap<String, String>,
+    pub template_annotations: Labels,
     /// Wanted replicas.
     pub replicas: i32,
     /// Available replicas.
@@ -87,7 +88,7 @@ pub struct Workload {
 impl Workload {
     /// The value of a template label.
     pub fn label(&self, name: &str) -> Option<&str> {
-        self.labels.get(name).map(String::as_str)
+        self.labels.get(name)
     }
 }
 
@@ -146,12 +147,10 @@ fn controller(m: &ObjectMeta) -> Option<&OwnerReference> {
     refs.iter().find(|r| r.controller == Some(true)).or_else(|| refs.first())
 }
 
-fn template_maps(
-    meta: Option<&TemplateMeta>,
-) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+fn template_maps(meta: Option<&TemplateMeta>) -> (Labels, Labels) {
     (
-        meta.and_then(|m| m.labels.clone()).unwrap_or_default(),
-        meta.and_then(|m| m.annotations.clone()).unwrap_or_default(),
+        meta.map(|m| m.labels.clone()).unwrap_or_default(),
+        meta.map(|m| m.annotations.clone()).unwrap_or_default(),
     )
 }
 
@@ -271,7 +270,7 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
 }
 
 fn has_annotation(pod: &PodRecord, key: &str) -> bool {
-    pod.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(key))
+    pod.annotations.contains_key(key)
 }
 
 /// Whether a pod carries the sidecar status annotation.
@@ -283,8 +282,8 @@ fn pod_workload(pod: &Arc<PodRecord>) -> Workload {
     let m = &pod.metadata;
     let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
     let mut w = shell(m, WorkloadKind::Pod, None, (1, i32::from(running), i32::from(!running)));
-    w.labels = m.labels.clone().unwrap_or_default();
-    w.template_annotations = m.annotations.clone().unwrap_or_default();
+    w.labels = pod.labels.clone();
+    w.template_annotations = pod.annotations.clone();
     w
 }
 
@@ -402,9 +401,9 @@ impl ClusterState {
                     .services
                     .iter()
                     .filter(|s| {
-                        let sel = s.spec.as_ref().and_then(|sp| sp.selector.as_ref());
-                        sel.is_some_and(|sel| {
-                            !sel.is_empty() && sel.iter().all(|(k, v)| w.labels.get(k) == Some(v))
+                        s.spec.as_ref().is_some_and(|sp| {
+                            !sp.selector.is_empty()
+                                && sp.selector.iter().all(|(k, v)| w.label(k) == Some(v))
                         })
                     })
                     .cloned()
@@ -453,14 +452,7 @@ impl ClusterState {
     /// The app label of a Service: its own label, else its selector's.
     pub fn service_app<'a>(&self, svc: &'a ServiceRecord) -> Option<&'a str> {
         let key = &self.settings.app_label;
-        svc.metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(key))
-            .or_else(|| {
-                svc.spec.as_ref().and_then(|s| s.selector.as_ref()).and_then(|s| s.get(key))
-            })
-            .map(String::as_str)
+        svc.labels.get(key).or_else(|| svc.spec.as_ref().and_then(|s| s.selector.get(key)))
     }
 
     /// Apps of a namespace, by name (empty for an unknown namespace).

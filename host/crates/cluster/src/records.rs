@@ -5,7 +5,7 @@
 //! the API's JSON (unread fields are skipped by the parser, never allocated) and are what
 //! the `kube` watch caches and the model keep.
 
-use std::{borrow::Cow, collections::BTreeMap, fmt, marker::PhantomData};
+use std::{borrow::Cow, fmt, marker::PhantomData};
 
 use k8s_openapi::{
     NamespaceResourceScope, Resource as _,
@@ -14,87 +14,75 @@ use k8s_openapi::{
 };
 use serde::{
     Deserialize, Deserializer,
-    de::{IgnoredAny, MapAccess, SeqAccess, Visitor},
+    de::{IgnoredAny, SeqAccess, Visitor},
 };
 
-use crate::trim::{LAST_APPLIED, Trim, trim_meta};
+use crate::{
+    labels::Labels,
+    trim::{Trim, trim_meta},
+};
 
-/// The metadata fields the model, the watch caches and `kube`'s watcher read.
-#[derive(Deserialize)]
+/// The metadata fields the model, the watch caches and `kube`'s watcher read (not the uid:
+/// nothing reads it, and it is 36 bytes on every object).
+#[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct LeanMeta {
     name: Option<String>,
     namespace: Option<String>,
-    uid: Option<String>,
     resource_version: Option<String>,
     creation_timestamp: Option<Time>,
-    labels: Option<BTreeMap<String, String>>,
-    #[serde(default, deserialize_with = "annotations")]
-    annotations: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    labels: Labels,
+    #[serde(default, deserialize_with = "crate::labels::annotations")]
+    annotations: Labels,
     owner_references: Option<Vec<OwnerReference>>,
 }
 
-/// Annotations without the `kubectl apply` copy, whose text is skipped, not read.
-fn annotations<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<BTreeMap<String, String>>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Option<BTreeMap<String, String>>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a map of annotations")
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_map(V)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-            let mut out = BTreeMap::new();
-            while let Some(k) = m.next_key::<Cow<'de, str>>()? {
-                if k == LAST_APPLIED {
-                    m.next_value::<IgnoredAny>()?;
-                } else {
-                    out.insert(k.into_owned(), m.next_value()?);
-                }
-            }
-            Ok((!out.is_empty()).then_some(out))
-        }
+impl LeanMeta {
+    /// The object's identity (what `kube` needs), its labels and its annotations.
+    fn split(self) -> (ObjectMeta, Labels, Labels) {
+        let meta = ObjectMeta {
+            name: self.name,
+            namespace: self.namespace,
+            resource_version: self.resource_version,
+            creation_timestamp: self.creation_timestamp,
+            owner_references: self.owner_references,
+            ..Default::default()
+        };
+        (meta, self.labels, self.annotations)
     }
-    d.deserialize_option(V)
-}
-
-/// `metadata` without `managedFields` and the `kubectl apply` annotation, never allocated.
-pub fn lean_meta<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
-    let m = LeanMeta::deserialize(d)?;
-    Ok(ObjectMeta {
-        name: m.name,
-        namespace: m.namespace,
-        uid: m.uid,
-        resource_version: m.resource_version,
-        creation_timestamp: m.creation_timestamp,
-        labels: m.labels,
-        annotations: m.annotations,
-        owner_references: m.owner_references,
-        ..Default::default()
-    })
 }
 
 /// A Pod: its metadata, container names and images (the control plane's version in
 /// `/status`), and its phase.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(from = "PodWire")]
 pub struct PodRecord {
-    /// Metadata, trimmed.
-    #[serde(default, deserialize_with = "lean_meta")]
+    /// Name, namespace, owners, creation time, versions; labels and annotations are below.
     pub metadata: ObjectMeta,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// `metadata.annotations` without the `kubectl apply` copy.
+    pub annotations: Labels,
     /// `spec.containers`.
     pub spec: Option<PodRecordSpec>,
     /// `status.phase`.
     pub status: Option<PodRecordStatus>,
+}
+
+#[derive(Deserialize)]
+struct PodWire {
+    #[serde(default)]
+    metadata: LeanMeta,
+    spec: Option<PodRecordSpec>,
+    status: Option<PodRecordStatus>,
+}
+
+impl From<PodWire> for PodRecord {
+    fn from(w: PodWire) -> PodRecord {
+        let (metadata, labels, annotations) = w.metadata.split();
+        PodRecord { metadata, labels, annotations, spec: w.spec, status: w.status }
+    }
 }
 
 /// What a Pod's spec keeps.
@@ -165,12 +153,30 @@ record_of!(ServiceRecord, Service);
 
 /// A Service: its metadata, type, cluster IP, selector and ports.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(from = "ServiceWire")]
 pub struct ServiceRecord {
-    /// Metadata, trimmed.
-    #[serde(default, deserialize_with = "lean_meta")]
+    /// Name, namespace, owners, creation time, versions; labels and annotations are below.
     pub metadata: ObjectMeta,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// `metadata.annotations` without the `kubectl apply` copy.
+    pub annotations: Labels,
     /// What the spec keeps.
     pub spec: Option<ServiceRecordSpec>,
+}
+
+#[derive(Deserialize)]
+struct ServiceWire {
+    #[serde(default)]
+    metadata: LeanMeta,
+    spec: Option<ServiceRecordSpec>,
+}
+
+impl From<ServiceWire> for ServiceRecord {
+    fn from(w: ServiceWire) -> ServiceRecord {
+        let (metadata, labels, annotations) = w.metadata.split();
+        ServiceRecord { metadata, labels, annotations, spec: w.spec }
+    }
 }
 
 /// What a Service's spec keeps.
@@ -183,8 +189,9 @@ pub struct ServiceRecordSpec {
     /// `spec.clusterIP`.
     #[serde(rename = "clusterIP")]
     pub cluster_ip: Option<String>,
-    /// `spec.selector`.
-    pub selector: Option<BTreeMap<String, String>>,
+    /// `spec.selector` (empty when absent).
+    #[serde(default)]
+    pub selector: Labels,
     /// `spec.ports`.
     pub ports: Option<Vec<ServicePortRecord>>,
 }
@@ -203,17 +210,41 @@ pub struct ServicePortRecord {
 /// A workload object (`K` names the kind: Deployment, ReplicaSet, ...): its metadata,
 /// wanted replicas, its pod template's metadata and the status counts the model reads.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(bound = "")]
+#[serde(bound = "", from = "WorkloadWire")]
 pub struct WorkloadRecord<K> {
-    /// Metadata, trimmed.
-    #[serde(default, deserialize_with = "lean_meta")]
+    /// Name, namespace, owners, creation time, versions; labels and annotations are below.
     pub metadata: ObjectMeta,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// `metadata.annotations` without the `kubectl apply` copy.
+    pub annotations: Labels,
     /// What the spec keeps.
     pub spec: Option<WorkloadSpec>,
     /// What the status keeps.
     pub status: Option<WorkloadStatus>,
-    #[serde(skip)]
     kind: PhantomData<fn() -> K>,
+}
+
+#[derive(Deserialize)]
+struct WorkloadWire {
+    #[serde(default)]
+    metadata: LeanMeta,
+    spec: Option<WorkloadSpec>,
+    status: Option<WorkloadStatus>,
+}
+
+impl<K> From<WorkloadWire> for WorkloadRecord<K> {
+    fn from(w: WorkloadWire) -> WorkloadRecord<K> {
+        let (metadata, labels, annotations) = w.metadata.split();
+        WorkloadRecord {
+            metadata,
+            labels,
+            annotations,
+            spec: w.spec,
+            status: w.status,
+            kind: PhantomData,
+        }
+    }
 }
 
 /// A workload's spec: replicas and the pod template's metadata.
@@ -239,10 +270,11 @@ pub struct TemplateRecord {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct TemplateMeta {
     /// Labels.
-    pub labels: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub labels: Labels,
     /// Annotations without the `kubectl apply` copy.
-    #[serde(default, deserialize_with = "annotations")]
-    pub annotations: Option<BTreeMap<String, String>>,
+    #[serde(default, deserialize_with = "crate::labels::annotations")]
+    pub annotations: Labels,
 }
 
 /// A CronJob's job template.
@@ -370,6 +402,7 @@ impl<K> Trim for WorkloadRecord<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trim::LAST_APPLIED;
     use k8s_openapi::api::{
         apps::v1::Deployment,
         batch::v1::{CronJob, Job},
@@ -392,13 +425,11 @@ mod tests {
         .unwrap();
         let m = &pod.metadata;
         assert_eq!((m.name.as_deref(), m.namespace.as_deref()), (Some("p"), Some("n")));
-        assert_eq!((m.uid.as_deref(), m.resource_version.as_deref()), (Some("u1"), Some("7")));
+        assert_eq!((m.uid.as_deref(), m.resource_version.as_deref()), (None, Some("7")));
         assert!(m.creation_timestamp.is_some());
-        assert!(m.managed_fields.is_none());
-        assert_eq!(
-            m.annotations,
-            Some(BTreeMap::from([("sidecar.istio.io/status".into(), "{}".into())]))
-        );
+        assert!(m.managed_fields.is_none() && m.labels.is_none() && m.annotations.is_none());
+        assert_eq!(pod.labels.iter().collect::<Vec<_>>(), [("app", "a")]);
+        assert_eq!(pod.annotations.iter().collect::<Vec<_>>(), [("sidecar.istio.io/status", "{}")]);
         assert_eq!(m.owner_references.as_ref().map(|o| o[0].name.as_str()), Some("rs"));
         assert_eq!(
             pod.spec.unwrap().containers,
@@ -413,11 +444,11 @@ mod tests {
             json!({"metadata": {"name": "p", "annotations": {LAST_APPLIED: "{}"}}}),
         )
         .unwrap();
-        assert_eq!(pod.metadata.annotations, None);
+        assert!(pod.annotations.is_empty());
         let pod: PodRecord =
             serde_json::from_value(json!({"metadata": {"name": "p", "annotations": null}}))
                 .unwrap();
-        assert_eq!(pod.metadata.annotations, None);
+        assert!(pod.annotations.is_empty());
     }
 
     #[test]
@@ -433,8 +464,9 @@ mod tests {
         assert_eq!(d.metadata, ObjectMeta { name: Some("d".into()), ..Default::default() });
         assert_eq!(d.spec.as_ref().and_then(|s| s.replicas), Some(2));
         let t = d.template_meta().unwrap();
-        assert_eq!(t.labels, Some(BTreeMap::from([("app".into(), "a".into())])));
-        assert_eq!(t.annotations, Some(BTreeMap::from([("x".into(), "y".into())])));
+        assert_eq!(t.labels.iter().collect::<Vec<_>>(), [("app", "a")]);
+        assert_eq!(t.annotations.iter().collect::<Vec<_>>(), [("x", "y")]);
+        assert!(d.annotations.is_empty());
         let st = d.status.unwrap();
         assert_eq!((st.available_replicas, st.unavailable_replicas), (Some(2), Some(1)));
     }
@@ -448,7 +480,7 @@ mod tests {
         .unwrap();
         let st = j.status.as_ref().unwrap();
         assert_eq!((st.active, st.succeeded, st.failed), (Some(1), Some(2), Some(3)));
-        assert!(j.template_meta().is_some_and(|m| m.labels.is_some()));
+        assert!(j.template_meta().is_some_and(|m| !m.labels.is_empty()));
         let c: WorkloadRecord<CronJob> = serde_json::from_value(json!({
             "metadata": {"name": "c"},
             "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"metadata": {"labels": {"app": "c"}}}}}},
@@ -456,7 +488,7 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(c.status.as_ref().and_then(|s| s.active), Some(2));
-        assert!(c.template_meta().is_some_and(|m| m.labels.is_some()));
+        assert!(c.template_meta().is_some_and(|m| !m.labels.is_empty()));
     }
 
     #[test]
@@ -472,7 +504,8 @@ mod tests {
         let spec = s.spec.unwrap();
         assert_eq!(spec.type_.as_deref(), Some("NodePort"));
         assert_eq!(spec.cluster_ip.as_deref(), Some("10.0.0.9"));
-        assert_eq!(spec.selector, Some(BTreeMap::from([("app".into(), "a".into())])));
+        assert_eq!(spec.selector.iter().collect::<Vec<_>>(), [("app", "a")]);
+        assert_eq!(s.labels.get("app"), Some("a"));
         assert_eq!(
             spec.ports,
             Some(vec![ServicePortRecord {
