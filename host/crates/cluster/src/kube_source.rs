@@ -300,6 +300,18 @@ where
     store
 }
 
+/// The reflector of a kind with a static type (the store's type names it).
+fn reflect_typed<K>(
+    c: &Client,
+    shared: &Shared,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Store<K>
+where
+    K: Resource<DynamicType = ()> + Trim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    reflect(Api::all(c.clone()), (), kind_name::<K>(), shared, tasks)
+}
+
 /// What every reflector shares.
 struct Shared {
     generation: Arc<AtomicU64>,
@@ -346,60 +358,19 @@ impl KubeSource {
             let mut tasks = Vec::new();
             let c = &client;
             let t = &mut tasks;
+            // Each cache's kind follows from its field's type.
             let built = Stores {
-                namespaces: reflect(Api::all(c.clone()), (), kind_name::<Namespace>(), &sh, t),
-                pods: reflect(Api::all(c.clone()), (), kind_name::<PodRecord>(), &sh, t),
-                services: reflect(Api::all(c.clone()), (), kind_name::<ServiceRecord>(), &sh, t),
-                deployments: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<WorkloadRecord<Deployment>>(),
-                    &sh,
-                    t,
-                ),
-                replica_sets: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<WorkloadRecord<ReplicaSet>>(),
-                    &sh,
-                    t,
-                ),
-                replication_controllers: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<WorkloadRecord<ReplicationController>>(),
-                    &sh,
-                    t,
-                ),
-                stateful_sets: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<WorkloadRecord<StatefulSet>>(),
-                    &sh,
-                    t,
-                ),
-                daemon_sets: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<WorkloadRecord<DaemonSet>>(),
-                    &sh,
-                    t,
-                ),
-                jobs: reflect(Api::all(c.clone()), (), kind_name::<WorkloadRecord<Job>>(), &sh, t),
-                cron_jobs: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<WorkloadRecord<CronJob>>(),
-                    &sh,
-                    t,
-                ),
-                hpas: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<HorizontalPodAutoscaler>(),
-                    &sh,
-                    t,
-                ),
+                namespaces: reflect_typed(c, &sh, t),
+                pods: reflect_typed(c, &sh, t),
+                services: reflect_typed(c, &sh, t),
+                deployments: reflect_typed(c, &sh, t),
+                replica_sets: reflect_typed(c, &sh, t),
+                replication_controllers: reflect_typed(c, &sh, t),
+                stateful_sets: reflect_typed(c, &sh, t),
+                daemon_sets: reflect_typed(c, &sh, t),
+                jobs: reflect_typed(c, &sh, t),
+                cron_jobs: reflect_typed(c, &sh, t),
+                hpas: reflect_typed(c, &sh, t),
                 mesh: mesh
                     .iter()
                     .map(|(k, ar)| {
@@ -543,20 +514,17 @@ impl Stores {
     /// a writer died).
     fn wait_all(&self, f: &Arc<Forbidden>) -> impl std::future::Future<Output = bool> + 'static {
         let typed = [
-            waiter(&self.namespaces, f.wait_for(kind_name::<Namespace>())),
-            waiter(&self.pods, f.wait_for(kind_name::<PodRecord>())),
-            waiter(&self.services, f.wait_for(kind_name::<ServiceRecord>())),
-            waiter(&self.deployments, f.wait_for(kind_name::<WorkloadRecord<Deployment>>())),
-            waiter(&self.replica_sets, f.wait_for(kind_name::<WorkloadRecord<ReplicaSet>>())),
-            waiter(
-                &self.replication_controllers,
-                f.wait_for(kind_name::<WorkloadRecord<ReplicationController>>()),
-            ),
-            waiter(&self.stateful_sets, f.wait_for(kind_name::<WorkloadRecord<StatefulSet>>())),
-            waiter(&self.daemon_sets, f.wait_for(kind_name::<WorkloadRecord<DaemonSet>>())),
-            waiter(&self.jobs, f.wait_for(kind_name::<WorkloadRecord<Job>>())),
-            waiter(&self.cron_jobs, f.wait_for(kind_name::<WorkloadRecord<CronJob>>())),
-            waiter(&self.hpas, f.wait_for(kind_name::<HorizontalPodAutoscaler>())),
+            typed_waiter(&self.namespaces, f),
+            typed_waiter(&self.pods, f),
+            typed_waiter(&self.services, f),
+            typed_waiter(&self.deployments, f),
+            typed_waiter(&self.replica_sets, f),
+            typed_waiter(&self.replication_controllers, f),
+            typed_waiter(&self.stateful_sets, f),
+            typed_waiter(&self.daemon_sets, f),
+            typed_waiter(&self.jobs, f),
+            typed_waiter(&self.cron_jobs, f),
+            typed_waiter(&self.hpas, f),
         ];
         let mesh: Vec<_> =
             self.mesh.iter().map(|(k, s)| waiter(s, f.wait_for(k.kind().to_string()))).collect();
@@ -568,6 +536,14 @@ impl Stores {
 }
 
 type Waiter = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
+
+/// The waiter of a kind with a static type.
+fn typed_waiter<K>(s: &Store<K>, f: &Arc<Forbidden>) -> Waiter
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    waiter(s, f.wait_for(kind_name::<K>()))
+}
 
 fn waiter<K>(
     s: &Store<K>,
