@@ -280,7 +280,7 @@ async fn main() {
     assert_eq!(r.status, 200, "{}", r.text());
     let synced = t.elapsed();
     let pid = m.pid().to_string();
-    let idle = proc_kib(&pid, "VmRSS:");
+    let (idle, sync_peak) = (proc_kib(&pid, "VmRSS:"), proc_kib(&pid, "VmHWM:"));
     let all: Vec<String> = (0..NAMESPACES).map(|n| format!("ns-{n:02}")).collect();
     for ns in &all {
         for op in ["workloads", "apps", "health", "mesh_validations"] {
@@ -295,7 +295,7 @@ async fn main() {
     assert_eq!(graph.status, 200, "{}", graph.text());
     let nodes = graph.json()["elements"]["nodes"].as_array().map_or(0, Vec::len);
     println!(
-        "  meshlens binary (one replica, {} profile) answered after {:.1} ms: RSS {:.1} MiB synced and idle, \
+        "  meshlens binary (one replica, {} profile) answered after {:.1} ms: RSS {:.1} MiB synced and idle (peak {:.1} MiB so far), \
          {:.1} MiB after workloads/apps/health/validations of every namespace and a {nodes}-node graph ({}); peak RSS {:.1} MiB",
         integration_tests::server::profile_dir()
             .file_name()
@@ -303,6 +303,7 @@ async fn main() {
             .unwrap_or_default(),
         synced.as_secs_f64() * 1e3,
         idle as f64 / 1024.0,
+        sync_peak as f64 / 1024.0,
         proc_kib(&pid, "VmRSS:") as f64 / 1024.0,
         rss_split(&pid),
         proc_kib(&pid, "VmHWM:") as f64 / 1024.0
