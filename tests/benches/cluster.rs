@@ -9,7 +9,10 @@
 //! plugin and the `prometheus` backend (an empty Prometheus: the unused-node appender still
 //! puts every workload in the graph), synced with the same cluster, serving workloads,
 //! health and the graph of every namespace. Its resident memory (VmRSS, and the peak VmHWM)
-//! is the figure behind the Deployment's memory request and limit.
+//! is the figure behind the Deployment's memory request and limit. It is split into
+//! anonymous memory (heap, stacks) and file-backed pages (the mapped binary and plugins), and
+//! the replica is also synced with a growing part of the cluster to show what each kind
+//! costs per object.
 //!
 //! Run: `cargo bench -p integration-tests --bench cluster` (release: the replica figure is
 //! only meaningful for a release binary).
@@ -218,23 +221,56 @@ async fn main() {
         )
     };
 
-    // The same replica with an empty cluster: what the process costs before any object.
-    {
-        let empty = KubeApi::start(Vec::new(), Options::default()).await;
-        let edir = tempfile::tempdir().unwrap();
-        let m = Meshlens::start(
-            &replica_cfg(&empty.write_kubeconfig(edir.path())),
-            ALLOCATOR_ENV,
-            vec![],
-        )
-        .expect("meshlens starts");
-        let r = m.get("/api/namespaces");
+    // A replica synced with `objects` (served by its own loopback API) that has answered `path`.
+    let replica_with = async |objects: Vec<Value>, path: &str| {
+        let api = KubeApi::start(objects, Options::default()).await;
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = replica_cfg(&api.write_kubeconfig(dir.path()));
+        let m = Meshlens::start(&cfg, ALLOCATOR_ENV, vec![dir]).expect("meshlens starts");
+        let r = m.get(path);
         assert_eq!(r.status, 200, "{}", r.text());
+        (api, m)
+    };
+
+    // The same replica with an empty cluster: what the process costs before any object.
+    let empty_anon = {
+        let (_api, m) = replica_with(Vec::new(), "/api/namespaces").await;
         let pid = m.pid().to_string();
         println!(
-            "  meshlens binary with an empty cluster: RSS {:.1} MiB synced and idle",
-            proc_kib(&pid, "VmRSS:") as f64 / 1024.0
+            "  meshlens binary with an empty cluster: RSS {:.1} MiB synced and idle ({})",
+            proc_kib(&pid, "VmRSS:") as f64 / 1024.0,
+            rss_split(&pid)
         );
+        proc_kib(&pid, "RssAnon:")
+    };
+
+    // Where the memory goes: the replica synced with a growing part of the cluster (caches
+    // and model, one workloads request served); each step's anonymous memory over the
+    // previous one, per object added. File-backed pages do not depend on the cluster.
+    let mut prev = (empty_anon, 0usize);
+    for (what, kinds) in [
+        ("Namespaces, Deployments, ReplicaSets", &["Namespace", "Deployment", "ReplicaSet"][..]),
+        ("+ Services", &["Namespace", "Deployment", "ReplicaSet", "Service"][..]),
+        (
+            "+ Pods (the whole cluster)",
+            &["Namespace", "Deployment", "ReplicaSet", "Service", "Pod"][..],
+        ),
+    ] {
+        let part: Vec<Value> = objects()
+            .into_iter()
+            .filter(|o| o["kind"].as_str().is_some_and(|k| kinds.contains(&k)))
+            .collect();
+        let n = part.len();
+        let (_api, m) = replica_with(part, "/api/namespaces/ns-00/workloads").await;
+        let anon = proc_kib(&m.pid().to_string(), "RssAnon:");
+        let added = n.saturating_sub(prev.1).max(1);
+        println!(
+            "  {what}: {n} objects, anonymous RSS {:.1} MiB, +{:.1} MiB for {added} more objects ({:.0} bytes each)",
+            anon as f64 / 1024.0,
+            anon.saturating_sub(prev.0) as f64 / 1024.0,
+            anon.saturating_sub(prev.0) as f64 * 1024.0 / added as f64
+        );
+        prev = (anon, n);
     }
 
     let cfg = replica_cfg(&api.write_kubeconfig(dir.path()));
@@ -244,7 +280,7 @@ async fn main() {
     assert_eq!(r.status, 200, "{}", r.text());
     let synced = t.elapsed();
     let pid = m.pid().to_string();
-    let idle = proc_kib(&pid, "VmRSS:");
+    let (idle, sync_peak) = (proc_kib(&pid, "VmRSS:"), proc_kib(&pid, "VmHWM:"));
     let all: Vec<String> = (0..NAMESPACES).map(|n| format!("ns-{n:02}")).collect();
     for ns in &all {
         for op in ["workloads", "apps", "health", "mesh_validations"] {
@@ -259,15 +295,27 @@ async fn main() {
     assert_eq!(graph.status, 200, "{}", graph.text());
     let nodes = graph.json()["elements"]["nodes"].as_array().map_or(0, Vec::len);
     println!(
-        "  meshlens binary (one replica, {} profile) answered after {:.1} ms: RSS {:.1} MiB synced and idle, \
-         {:.1} MiB after workloads/apps/health/validations of every namespace and a {nodes}-node graph; peak RSS {:.1} MiB",
+        "  meshlens binary (one replica, {} profile) answered after {:.1} ms: RSS {:.1} MiB synced and idle (peak {:.1} MiB so far), \
+         {:.1} MiB after workloads/apps/health/validations of every namespace and a {nodes}-node graph ({}); peak RSS {:.1} MiB",
         integration_tests::server::profile_dir()
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
         synced.as_secs_f64() * 1e3,
         idle as f64 / 1024.0,
+        sync_peak as f64 / 1024.0,
         proc_kib(&pid, "VmRSS:") as f64 / 1024.0,
+        rss_split(&pid),
         proc_kib(&pid, "VmHWM:") as f64 / 1024.0
     );
+}
+
+/// What the resident memory is: heap and stacks (anonymous) vs the mapped binary and
+/// plugins (file pages, shared with other processes running the same files).
+fn rss_split(pid: &str) -> String {
+    format!(
+        "anonymous {:.1} MiB, file-backed {:.1} MiB",
+        proc_kib(pid, "RssAnon:") as f64 / 1024.0,
+        proc_kib(pid, "RssFile:") as f64 / 1024.0
+    )
 }

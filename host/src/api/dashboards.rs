@@ -180,9 +180,7 @@ pub async fn app_runtimes(
         .iter()
         .filter(|a| a.name == app)
         .flat_map(|a| a.workloads.iter().flat_map(|w| w.pods.iter()))
-        .filter_map(|p| {
-            p.metadata.annotations.as_ref().and_then(|m| m.get(RUNTIMES_ANNOTATION)).cloned()
-        })
+        .filter_map(|p| p.annotations.get(RUNTIMES_ANNOTATION).map(str::to_string))
         .collect();
     let catalog = template_catalog(state, cluster, namespace).await;
     let mesh_ns = cluster.settings().mesh_namespace.clone();

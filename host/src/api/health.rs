@@ -115,7 +115,7 @@ fn status_of(w: &Workload) -> DeploymentStatus {
     }
 }
 
-fn ports(svc: &k8s_openapi::api::core::v1::Service) -> Vec<i32> {
+fn ports(svc: &meshlens_cluster::records::ServiceRecord) -> Vec<i32> {
     svc.spec
         .as_ref()
         .and_then(|s| s.ports.as_ref())

@@ -75,12 +75,11 @@ fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError
     input.gateways = everywhere(meshlens_cluster::MeshKind::Gateway).collect();
     for n in related.iter().filter_map(|n| state.namespace(n)) {
         for s in &n.services {
-            let spec_selector =
-                s.spec.as_ref().and_then(|sp| sp.selector.clone()).unwrap_or_default();
+            let spec_selector = s.spec.as_ref().map(|sp| sp.selector.to_map()).unwrap_or_default();
             input.services.push(ServiceInfo {
                 namespace: n.name.clone(),
                 name: s.metadata.name.clone().unwrap_or_default(),
-                labels: s.metadata.labels.clone().unwrap_or_default(),
+                labels: s.labels.to_map(),
                 selector: spec_selector,
             });
         }
@@ -88,7 +87,7 @@ fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError
             input.workloads.push(WorkloadInfo {
                 namespace: n.name.clone(),
                 name: w.name.clone(),
-                labels: w.labels.clone(),
+                labels: w.labels.to_map(),
             });
         }
     }

@@ -17,7 +17,7 @@ use k8s_openapi::api::{
     apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
     autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::{CronJob, Job},
-    core::v1::{Namespace, Pod, ReplicationController, Service},
+    core::v1::{Namespace, ReplicationController},
 };
 use kube::{
     Api, Client, Resource,
@@ -39,21 +39,22 @@ use crate::{
     ClusterConfig, ClusterError,
     mesh::{ALL_MESH_KINDS, MeshKind, MeshObject},
     raw::{Autoscaler, RawObjects},
+    records::{PodRecord, ServiceRecord, WorkloadRecord},
     trim::Trim,
 };
 
 /// The caches, created once discovery has run.
 struct Stores {
     namespaces: Store<Namespace>,
-    pods: Store<Pod>,
-    services: Store<Service>,
-    deployments: Store<Deployment>,
-    replica_sets: Store<ReplicaSet>,
-    replication_controllers: Store<ReplicationController>,
-    stateful_sets: Store<StatefulSet>,
-    daemon_sets: Store<DaemonSet>,
-    jobs: Store<Job>,
-    cron_jobs: Store<CronJob>,
+    pods: Store<PodRecord>,
+    services: Store<ServiceRecord>,
+    deployments: Store<WorkloadRecord<Deployment>>,
+    replica_sets: Store<WorkloadRecord<ReplicaSet>>,
+    replication_controllers: Store<WorkloadRecord<ReplicationController>>,
+    stateful_sets: Store<WorkloadRecord<StatefulSet>>,
+    daemon_sets: Store<WorkloadRecord<DaemonSet>>,
+    jobs: Store<WorkloadRecord<Job>>,
+    cron_jobs: Store<WorkloadRecord<CronJob>>,
     hpas: Store<HorizontalPodAutoscaler>,
     mesh: Vec<(MeshKind, Store<DynamicObject>)>,
 }
@@ -299,15 +300,27 @@ where
     store
 }
 
+/// The reflector of a kind with a static type (the store's type names it).
+fn reflect_typed<K>(
+    c: &Client,
+    shared: &Shared,
+    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
+) -> Store<K>
+where
+    K: Resource<DynamicType = ()> + Trim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    reflect(Api::all(c.clone()), (), kind_name::<K>(), shared, tasks)
+}
+
 /// What every reflector shares.
 struct Shared {
     generation: Arc<AtomicU64>,
     forbidden: Arc<Forbidden>,
 }
 
-/// The kind's name as `/status` shows it (`CronJob`).
-fn kind_name<K>() -> String {
-    std::any::type_name::<K>().rsplit("::").next().unwrap_or("object").to_string()
+/// The kind's name as `/status` shows it (`CronJob`; `Pod` for the pod records).
+fn kind_name<K: Resource<DynamicType = ()>>() -> String {
+    K::kind(&()).into_owned()
 }
 
 impl KubeSource {
@@ -345,30 +358,19 @@ impl KubeSource {
             let mut tasks = Vec::new();
             let c = &client;
             let t = &mut tasks;
+            // Each cache's kind follows from its field's type.
             let built = Stores {
-                namespaces: reflect(Api::all(c.clone()), (), kind_name::<Namespace>(), &sh, t),
-                pods: reflect(Api::all(c.clone()), (), kind_name::<Pod>(), &sh, t),
-                services: reflect(Api::all(c.clone()), (), kind_name::<Service>(), &sh, t),
-                deployments: reflect(Api::all(c.clone()), (), kind_name::<Deployment>(), &sh, t),
-                replica_sets: reflect(Api::all(c.clone()), (), kind_name::<ReplicaSet>(), &sh, t),
-                replication_controllers: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<ReplicationController>(),
-                    &sh,
-                    t,
-                ),
-                stateful_sets: reflect(Api::all(c.clone()), (), kind_name::<StatefulSet>(), &sh, t),
-                daemon_sets: reflect(Api::all(c.clone()), (), kind_name::<DaemonSet>(), &sh, t),
-                jobs: reflect(Api::all(c.clone()), (), kind_name::<Job>(), &sh, t),
-                cron_jobs: reflect(Api::all(c.clone()), (), kind_name::<CronJob>(), &sh, t),
-                hpas: reflect(
-                    Api::all(c.clone()),
-                    (),
-                    kind_name::<HorizontalPodAutoscaler>(),
-                    &sh,
-                    t,
-                ),
+                namespaces: reflect_typed(c, &sh, t),
+                pods: reflect_typed(c, &sh, t),
+                services: reflect_typed(c, &sh, t),
+                deployments: reflect_typed(c, &sh, t),
+                replica_sets: reflect_typed(c, &sh, t),
+                replication_controllers: reflect_typed(c, &sh, t),
+                stateful_sets: reflect_typed(c, &sh, t),
+                daemon_sets: reflect_typed(c, &sh, t),
+                jobs: reflect_typed(c, &sh, t),
+                cron_jobs: reflect_typed(c, &sh, t),
+                hpas: reflect_typed(c, &sh, t),
                 mesh: mesh
                     .iter()
                     .map(|(k, ar)| {
@@ -460,10 +462,10 @@ impl KubeSource {
         let s = self.stores.get()?;
         let f = &self.forbidden;
         // A forbidden kind is absent, even if an earlier list had filled its cache.
-        fn read<K: Resource + Clone>(f: &Forbidden, store: &Store<K>) -> Vec<Arc<K>>
-        where
-            K::DynamicType: Eq + Hash + Clone,
-        {
+        fn read<K: Resource<DynamicType = ()> + Clone>(
+            f: &Forbidden,
+            store: &Store<K>,
+        ) -> Vec<Arc<K>> {
             if f.has(&kind_name::<K>()) { Vec::new() } else { store.state() }
         }
         let mesh = s
@@ -512,17 +514,17 @@ impl Stores {
     /// a writer died).
     fn wait_all(&self, f: &Arc<Forbidden>) -> impl std::future::Future<Output = bool> + 'static {
         let typed = [
-            waiter(&self.namespaces, f.wait_for(kind_name::<Namespace>())),
-            waiter(&self.pods, f.wait_for(kind_name::<Pod>())),
-            waiter(&self.services, f.wait_for(kind_name::<Service>())),
-            waiter(&self.deployments, f.wait_for(kind_name::<Deployment>())),
-            waiter(&self.replica_sets, f.wait_for(kind_name::<ReplicaSet>())),
-            waiter(&self.replication_controllers, f.wait_for(kind_name::<ReplicationController>())),
-            waiter(&self.stateful_sets, f.wait_for(kind_name::<StatefulSet>())),
-            waiter(&self.daemon_sets, f.wait_for(kind_name::<DaemonSet>())),
-            waiter(&self.jobs, f.wait_for(kind_name::<Job>())),
-            waiter(&self.cron_jobs, f.wait_for(kind_name::<CronJob>())),
-            waiter(&self.hpas, f.wait_for(kind_name::<HorizontalPodAutoscaler>())),
+            typed_waiter(&self.namespaces, f),
+            typed_waiter(&self.pods, f),
+            typed_waiter(&self.services, f),
+            typed_waiter(&self.deployments, f),
+            typed_waiter(&self.replica_sets, f),
+            typed_waiter(&self.replication_controllers, f),
+            typed_waiter(&self.stateful_sets, f),
+            typed_waiter(&self.daemon_sets, f),
+            typed_waiter(&self.jobs, f),
+            typed_waiter(&self.cron_jobs, f),
+            typed_waiter(&self.hpas, f),
         ];
         let mesh: Vec<_> =
             self.mesh.iter().map(|(k, s)| waiter(s, f.wait_for(k.kind().to_string()))).collect();
@@ -534,6 +536,14 @@ impl Stores {
 }
 
 type Waiter = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
+
+/// The waiter of a kind with a static type.
+fn typed_waiter<K>(s: &Store<K>, f: &Arc<Forbidden>) -> Waiter
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    waiter(s, f.wait_for(kind_name::<K>()))
+}
 
 fn waiter<K>(
     s: &Store<K>,

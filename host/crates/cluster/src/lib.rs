@@ -15,11 +15,13 @@
 
 pub mod config;
 mod kube_source;
+pub mod labels;
 pub mod mesh;
 pub mod model;
 pub mod payload;
 mod plugin;
 pub mod raw;
+pub mod records;
 pub mod snapshot;
 pub mod trim;
 

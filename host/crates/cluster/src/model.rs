@@ -5,15 +5,14 @@ use std::{
     sync::Arc,
 };
 
-use k8s_openapi::{
-    api::core::v1::{Pod, PodTemplateSpec, Service},
-    apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
-};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::{
     config::Settings,
+    labels::Labels,
     mesh::{MeshKind, MeshObject},
     raw::{Autoscaler, RawObjects, time_text},
+    records::{PodRecord, ServiceRecord, TemplateMeta},
 };
 
 /// The kind of a workload.
@@ -67,9 +66,9 @@ pub struct Workload {
     /// `metadata.resourceVersion`.
     pub resource_version: String,
     /// Pod template labels (the pod's own labels for a bare pod).
-    pub labels: BTreeMap<String, String>,
+    pub labels: Labels,
     /// Pod template annotations.
-    pub template_annotations: BTreeMap<String, String>,
+    pub template_annotations: Labels,
     /// Wanted replicas.
     pub replicas: i32,
     /// Available replicas.
@@ -77,9 +76,9 @@ pub struct Workload {
     /// Unavailable replicas.
     pub unavailable_replicas: i32,
     /// Its pods, by name.
-    pub pods: Vec<Arc<Pod>>,
+    pub pods: Vec<Arc<PodRecord>>,
     /// Services whose selector selects it, by name.
-    pub services: Vec<Arc<Service>>,
+    pub services: Vec<Arc<ServiceRecord>>,
     /// The HPA that targets it.
     pub autoscaler: Option<Autoscaler>,
     /// At least one pod, and every pod carries the sidecar annotation.
@@ -89,7 +88,7 @@ pub struct Workload {
 impl Workload {
     /// The value of a template label.
     pub fn label(&self, name: &str) -> Option<&str> {
-        self.labels.get(name).map(String::as_str)
+        self.labels.get(name)
     }
 }
 
@@ -103,9 +102,9 @@ pub struct NamespaceState {
     /// Workloads by name.
     pub workloads: Vec<Workload>,
     /// Services by name.
-    pub services: Vec<Arc<Service>>,
+    pub services: Vec<Arc<ServiceRecord>>,
     /// Pods by name.
-    pub pods: Vec<Arc<Pod>>,
+    pub pods: Vec<Arc<PodRecord>>,
     /// Mesh objects by (kind, name).
     pub mesh: Vec<Arc<MeshObject>>,
 }
@@ -118,7 +117,7 @@ pub struct App<'a> {
     /// Its workloads, by name.
     pub workloads: Vec<&'a Workload>,
     /// Its services, by name.
-    pub services: Vec<&'a Service>,
+    pub services: Vec<&'a ServiceRecord>,
 }
 
 impl App<'_> {
@@ -148,13 +147,10 @@ fn controller(m: &ObjectMeta) -> Option<&OwnerReference> {
     refs.iter().find(|r| r.controller == Some(true)).or_else(|| refs.first())
 }
 
-fn template_maps(
-    t: Option<&PodTemplateSpec>,
-) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
-    let meta = t.and_then(|t| t.metadata.as_ref());
+fn template_maps(meta: Option<&TemplateMeta>) -> (Labels, Labels) {
     (
-        meta.and_then(|m| m.labels.clone()).unwrap_or_default(),
-        meta.and_then(|m| m.annotations.clone()).unwrap_or_default(),
+        meta.map(|m| m.labels.clone()).unwrap_or_default(),
+        meta.map(|m| m.annotations.clone()).unwrap_or_default(),
     )
 }
 
@@ -162,7 +158,7 @@ fn template_maps(
 fn shell(
     meta: &ObjectMeta,
     kind: WorkloadKind,
-    t: Option<&PodTemplateSpec>,
+    t: Option<&TemplateMeta>,
     counts: (i32, i32, i32),
 ) -> Workload {
     let (labels, template_annotations) = template_maps(t);
@@ -182,10 +178,6 @@ fn shell(
         autoscaler: None,
         has_sidecar: false,
     }
-}
-
-fn len_i32(n: usize) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// Workloads of all namespaces with their owner maps, before pods are attached.
@@ -208,14 +200,14 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
             st.and_then(|s| s.available_replicas).unwrap_or(0),
             st.and_then(|s| s.unavailable_replicas).unwrap_or(0),
         );
-        out.push(shell(&d.metadata, WorkloadKind::Deployment, spec.map(|s| &s.template), counts));
+        out.push(shell(&d.metadata, WorkloadKind::Deployment, d.template_meta(), counts));
     }
     for r in
         raw.replica_sets.iter().filter(|r| !owner_exists(&r.metadata, "Deployment", &deployments))
     {
         let want = r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         let avail = r.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
-        let t = r.spec.as_ref().and_then(|s| s.template.as_ref());
+        let t = r.template_meta();
         out.push(shell(
             &r.metadata,
             WorkloadKind::ReplicaSet,
@@ -226,7 +218,7 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
     for r in &raw.replication_controllers {
         let want = r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         let avail = r.status.as_ref().and_then(|s| s.available_replicas).unwrap_or(0);
-        let t = r.spec.as_ref().and_then(|s| s.template.as_ref());
+        let t = r.template_meta();
         out.push(shell(
             &r.metadata,
             WorkloadKind::ReplicationController,
@@ -238,7 +230,7 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
         let want = s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         let st = s.status.as_ref();
         let avail = st.and_then(|s| s.available_replicas.or(s.ready_replicas)).unwrap_or(0);
-        let t = s.spec.as_ref().map(|s| &s.template);
+        let t = s.template_meta();
         out.push(shell(
             &s.metadata,
             WorkloadKind::StatefulSet,
@@ -249,16 +241,11 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
     for d in &raw.daemon_sets {
         let st = d.status.as_ref();
         let counts = (
-            st.map(|s| s.desired_number_scheduled).unwrap_or(0),
+            st.and_then(|s| s.desired_number_scheduled).unwrap_or(0),
             st.and_then(|s| s.number_available).unwrap_or(0),
             st.and_then(|s| s.number_unavailable).unwrap_or(0),
         );
-        out.push(shell(
-            &d.metadata,
-            WorkloadKind::DaemonSet,
-            d.spec.as_ref().map(|s| &s.template),
-            counts,
-        ));
+        out.push(shell(&d.metadata, WorkloadKind::DaemonSet, d.template_meta(), counts));
     }
     for j in raw.jobs.iter().filter(|j| !owner_exists(&j.metadata, "CronJob", &cron_jobs)) {
         let st = j.status.as_ref();
@@ -267,7 +254,7 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
             st.and_then(|s| s.succeeded).unwrap_or(0),
             st.and_then(|s| s.failed).unwrap_or(0),
         );
-        let t = j.spec.as_ref().map(|s| &s.template);
+        let t = j.template_meta();
         out.push(shell(
             &j.metadata,
             WorkloadKind::Job,
@@ -276,29 +263,27 @@ fn workloads(raw: &RawObjects) -> Vec<Workload> {
         ));
     }
     for c in &raw.cron_jobs {
-        let active =
-            len_i32(c.status.as_ref().and_then(|s| s.active.as_ref()).map(Vec::len).unwrap_or(0));
-        let t = c.spec.as_ref().and_then(|s| s.job_template.spec.as_ref()).map(|s| &s.template);
-        out.push(shell(&c.metadata, WorkloadKind::CronJob, t, (active, active, 0)));
+        let active = c.status.as_ref().and_then(|s| s.active).unwrap_or(0);
+        out.push(shell(&c.metadata, WorkloadKind::CronJob, c.template_meta(), (active, active, 0)));
     }
     out
 }
 
-fn has_annotation(pod: &Pod, key: &str) -> bool {
-    pod.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(key))
+fn has_annotation(pod: &PodRecord, key: &str) -> bool {
+    pod.annotations.contains_key(key)
 }
 
 /// Whether a pod carries the sidecar status annotation.
-pub fn pod_has_sidecar(pod: &Pod, settings: &Settings) -> bool {
+pub fn pod_has_sidecar(pod: &PodRecord, settings: &Settings) -> bool {
     has_annotation(pod, &settings.sidecar_annotation)
 }
 
-fn pod_workload(pod: &Arc<Pod>) -> Workload {
+fn pod_workload(pod: &Arc<PodRecord>) -> Workload {
     let m = &pod.metadata;
     let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
     let mut w = shell(m, WorkloadKind::Pod, None, (1, i32::from(running), i32::from(!running)));
-    w.labels = m.labels.clone().unwrap_or_default();
-    w.template_annotations = m.annotations.clone().unwrap_or_default();
+    w.labels = pod.labels.clone();
+    w.template_annotations = pod.annotations.clone();
     w
 }
 
@@ -416,9 +401,9 @@ impl ClusterState {
                     .services
                     .iter()
                     .filter(|s| {
-                        let sel = s.spec.as_ref().and_then(|sp| sp.selector.as_ref());
-                        sel.is_some_and(|sel| {
-                            !sel.is_empty() && sel.iter().all(|(k, v)| w.labels.get(k) == Some(v))
+                        s.spec.as_ref().is_some_and(|sp| {
+                            !sp.selector.is_empty()
+                                && sp.selector.iter().all(|(k, v)| w.label(k) == Some(v))
                         })
                     })
                     .cloned()
@@ -460,21 +445,14 @@ impl ClusterState {
     }
 
     /// One Service.
-    pub fn service(&self, namespace: &str, name: &str) -> Option<&Arc<Service>> {
+    pub fn service(&self, namespace: &str, name: &str) -> Option<&Arc<ServiceRecord>> {
         self.namespace(namespace)?.services.iter().find(|s| name_of(&s.metadata) == name)
     }
 
     /// The app label of a Service: its own label, else its selector's.
-    pub fn service_app<'a>(&self, svc: &'a Service) -> Option<&'a str> {
+    pub fn service_app<'a>(&self, svc: &'a ServiceRecord) -> Option<&'a str> {
         let key = &self.settings.app_label;
-        svc.metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(key))
-            .or_else(|| {
-                svc.spec.as_ref().and_then(|s| s.selector.as_ref()).and_then(|s| s.get(key))
-            })
-            .map(String::as_str)
+        svc.labels.get(key).or_else(|| svc.spec.as_ref().and_then(|s| s.selector.get(key)))
     }
 
     /// Apps of a namespace, by name (empty for an unknown namespace).

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Pod, Service};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -221,10 +220,10 @@ pub struct MeshConfigList {
     pub virtual_services: Vec<Value>,
 }
 
-fn pod_info(p: &Pod, state: &ClusterState) -> PodInfo {
+fn pod_info(p: &crate::records::PodRecord, state: &ClusterState) -> PodInfo {
     PodInfo {
         name: p.metadata.name.clone().unwrap_or_default(),
-        labels: p.metadata.labels.clone().unwrap_or_default(),
+        labels: p.labels.to_map(),
         created_at: time_text(p.metadata.creation_timestamp.as_ref()),
         mesh_sidecar: pod_has_sidecar(p, state.settings()),
         phase: p.status.as_ref().and_then(|s| s.phase.clone()).unwrap_or_default(),
@@ -232,11 +231,11 @@ fn pod_info(p: &Pod, state: &ClusterState) -> PodInfo {
 }
 
 /// The short form of a Service used by workload details.
-pub fn service_ref(s: &Service) -> ServiceRef {
+pub fn service_ref(s: &crate::records::ServiceRecord) -> ServiceRef {
     let spec = s.spec.as_ref();
     ServiceRef {
         name: s.metadata.name.clone().unwrap_or_default(),
-        labels: s.metadata.labels.clone().unwrap_or_default(),
+        labels: s.labels.to_map(),
         created_at: time_text(s.metadata.creation_timestamp.as_ref()),
         resource_version: s.metadata.resource_version.clone().unwrap_or_default(),
         kind: spec.and_then(|s| s.type_.clone()).unwrap_or_else(|| "ClusterIP".into()),
@@ -366,8 +365,8 @@ impl ClusterState {
             kind: w.kind.as_str().to_string(),
             created_at: w.created_at.clone(),
             resource_version: w.resource_version.clone(),
-            labels: w.labels.clone(),
-            template_annotations: w.template_annotations.clone(),
+            labels: w.labels.to_map(),
+            template_annotations: w.template_annotations.to_map(),
             replicas: w.replicas,
             available_replicas: w.available_replicas,
             unavailable_replicas: w.unavailable_replicas,

@@ -8,8 +8,12 @@ use crate::{
     model::{ClusterState, Workload},
 };
 
-fn labels<'a>(it: impl Iterator<Item = (&'a String, &'a String)>) -> RVec<Label> {
-    it.map(|(k, v)| Label::new(k.as_str(), v.as_str())).collect()
+fn labels<'a>(it: impl Iterator<Item = (&'a str, &'a str)>) -> RVec<Label> {
+    it.map(|(k, v)| Label::new(k, v)).collect()
+}
+
+fn map_labels(m: &std::collections::BTreeMap<String, String>) -> RVec<Label> {
+    labels(m.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 /// A workload as appenders see it.
@@ -30,7 +34,7 @@ pub fn config_object(m: &MeshObject) -> ConfigObject {
         kind: RString::from(m.kind.kind()),
         namespace: RString::from(m.namespace()),
         name: RString::from(m.name()),
-        labels: m.metadata.labels.as_ref().map(|l| labels(l.iter())).unwrap_or_default(),
+        labels: m.metadata.labels.as_ref().map(map_labels).unwrap_or_default(),
         spec_json: RString::from(m.spec.to_string()),
     }
 }
@@ -64,12 +68,7 @@ impl ClusterState {
                         n.services.iter().map(|s| ServiceInfo {
                             namespace: RString::from(n.name.as_str()),
                             name: RString::from(s.metadata.name.as_deref().unwrap_or("")),
-                            labels: s
-                                .metadata
-                                .labels
-                                .as_ref()
-                                .map(|l| labels(l.iter()))
-                                .unwrap_or_default(),
+                            labels: labels(s.labels.iter()),
                         })
                     }));
                 }

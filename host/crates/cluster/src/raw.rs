@@ -7,13 +7,16 @@ use k8s_openapi::{
         apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
         autoscaling::{v1 as hpa1, v2 as hpa2},
         batch::v1::{CronJob, Job},
-        core::v1::{Namespace, Pod, ReplicationController, Service},
+        core::v1::{Namespace, ReplicationController},
     },
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
 use serde::Serialize;
 
-use crate::mesh::MeshObject;
+use crate::{
+    mesh::MeshObject,
+    records::{PodRecord, ServiceRecord, WorkloadRecord},
+};
 
 /// Every object the model is built from.
 #[derive(Clone, Debug, Default)]
@@ -21,23 +24,23 @@ pub struct RawObjects {
     /// Namespaces.
     pub namespaces: Vec<Arc<Namespace>>,
     /// Pods.
-    pub pods: Vec<Arc<Pod>>,
+    pub pods: Vec<Arc<PodRecord>>,
     /// Services.
-    pub services: Vec<Arc<Service>>,
+    pub services: Vec<Arc<ServiceRecord>>,
     /// Deployments.
-    pub deployments: Vec<Arc<Deployment>>,
+    pub deployments: Vec<Arc<WorkloadRecord<Deployment>>>,
     /// ReplicaSets.
-    pub replica_sets: Vec<Arc<ReplicaSet>>,
+    pub replica_sets: Vec<Arc<WorkloadRecord<ReplicaSet>>>,
     /// ReplicationControllers.
-    pub replication_controllers: Vec<Arc<ReplicationController>>,
+    pub replication_controllers: Vec<Arc<WorkloadRecord<ReplicationController>>>,
     /// StatefulSets.
-    pub stateful_sets: Vec<Arc<StatefulSet>>,
+    pub stateful_sets: Vec<Arc<WorkloadRecord<StatefulSet>>>,
     /// DaemonSets.
-    pub daemon_sets: Vec<Arc<DaemonSet>>,
+    pub daemon_sets: Vec<Arc<WorkloadRecord<DaemonSet>>>,
     /// Jobs.
-    pub jobs: Vec<Arc<Job>>,
+    pub jobs: Vec<Arc<WorkloadRecord<Job>>>,
     /// CronJobs.
-    pub cron_jobs: Vec<Arc<CronJob>>,
+    pub cron_jobs: Vec<Arc<WorkloadRecord<CronJob>>>,
     /// HorizontalPodAutoscalers, already reduced to the payload's shape.
     pub autoscalers: Vec<Autoscaler>,
     /// Mesh config objects.
