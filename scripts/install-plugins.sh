@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Copies the bundled plugin libraries of a build into target/<profile>/plugins/, the folder
 # config/demo.toml loads. Test plugins (plugins/testing) are never copied.
+# Usage: install-plugins.sh [profile] [package ...]; with packages, only those (the image's set).
 set -euo pipefail
 profile="${1:-release}"
+shift || true
+only=" $* "
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/target/$profile"
 dst="$src/plugins"
@@ -14,8 +17,11 @@ for dir in "$root"/plugins/appender-* "$root"/plugins/metrics-* "$root"/plugins/
   [ -f "$dir/Cargo.toml" ] || continue
   # Shared rlibs (appender-support, dashboards-spec) live beside the plugins; only cdylibs are plugins.
   grep -q 'cdylib' "$dir/Cargo.toml" || continue
+  if [ "$only" != "  " ] && [[ "$only" != *" $(basename "$dir") "* ]]; then continue; fi
   name="$(basename "$dir" | tr '-' '_')"
   lib="$src/lib$name.$ext"
   if [ -f "$lib" ]; then cp "$lib" "$dst/"; count=$((count + 1)); else echo "missing $lib (build first)" >&2; exit 1; fi
 done
+# A package named that is not a bundled plugin is a mistake, not something to skip.
+if [ $# -gt 0 ] && [ "$count" -ne $# ]; then echo "asked for $# plugins, installed $count: $*" >&2; exit 1; fi
 echo "installed $count plugins into $dst"

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use integration_tests::{
     kube_api::{KubeApi, Options},
     prometheus::PromServer,
-    server::{BUNDLED, Meshlens, plugin_dir},
+    server::{Meshlens, image_plugins, plugin_dir},
 };
 use meshlens_cluster::{Cluster, ClusterConfig, HumanDuration, SourceKind};
 use serde_json::{Value, json};
@@ -208,7 +208,8 @@ async fn main() {
 
     // One replica as deployed: the binary, its own process, the same cluster.
     let prom = PromServer::start_empty();
-    let plugins = plugin_dir(BUNDLED);
+    // The image's plugins (the demo's backends are not in it).
+    let plugins = plugin_dir(&image_plugins());
     let replica_cfg = |kubeconfig: &std::path::Path| {
         format!(
             "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\nstrategy = \"anonymous\"\n\

@@ -100,6 +100,16 @@ pub const BUNDLED: &[&str] = &[
     "dashboards-monitoring",
 ];
 
+/// The bundled metrics backends that exist for the demo and offline files, not for a
+/// cluster: the container image leaves them out ("the demo not included").
+pub const DEMO_BACKENDS: &[&str] = &["metrics-openmetrics-file", "metrics-simulator"];
+
+/// The plugins the container image ships (`deploy/Containerfile`): the bundled ones less
+/// [`DEMO_BACKENDS`].
+pub fn image_plugins() -> Vec<&'static str> {
+    BUNDLED.iter().copied().filter(|p| !DEMO_BACKENDS.contains(p)).collect()
+}
+
 /// Test-only plugins (never in the default plugin folder).
 pub const TESTING: &[&str] =
     &["dup-one", "dup-two", "panicking", "wrong-api", "bench-appender", "slow-appender"];

@@ -4,7 +4,7 @@
 
 use std::{collections::BTreeMap, path::PathBuf};
 
-use integration_tests::server::{BUNDLED, workspace_root};
+use integration_tests::server::{BUNDLED, DEMO_BACKENDS, image_plugins, workspace_root};
 use k8s_openapi::{
     api::{
         apps::v1::Deployment,
@@ -246,10 +246,21 @@ fn ports_probes_paths_and_names_agree() {
             .any(|l| l == &format!("COPY --from=build /src/target/release/plugins/ {plugin_dir}/")),
         "{lines:?}"
     );
+    // It builds and installs exactly the image's plugins: the bundled ones but the demo's backends.
+    let listed = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("ARG PLUGINS="))
+        .expect("ARG PLUGINS")
+        .trim_matches('"');
+    let mut listed: Vec<&str> = listed.split_whitespace().collect();
+    listed.sort_unstable();
+    let mut expected = image_plugins();
+    expected.sort_unstable();
+    assert_eq!(listed, expected);
+    assert!(DEMO_BACKENDS.iter().all(|d| !listed.contains(d) && BUNDLED.contains(d)));
     let build = lines.iter().find(|l| l.starts_with("RUN cargo build")).expect("cargo build line");
-    for p in BUNDLED {
-        assert!(build.contains(&format!("-p {p} ")), "the image builds {p}");
-    }
+    assert!(build.contains("-p meshlens $(printf -- '-p %s ' $PLUGINS)"), "{build}");
+    assert!(build.contains("scripts/install-plugins.sh release $PLUGINS"), "{build}");
 
     // Non-root everywhere: the image's user is the pod's.
     let user = lines.iter().find_map(|l| l.strip_prefix("USER ")).expect("USER");
@@ -347,4 +358,44 @@ fn the_token_auth_component_adds_its_role_and_patches_the_base_deployment() {
     assert_eq!(containers[0]["name"].as_str(), Some(container(&m.deployment).name.as_str()));
     let keys: Vec<&String> = containers[0].as_object().expect("container").keys().collect();
     assert_eq!(keys, ["env", "name"]);
+}
+
+/// The image's install step: `install-plugins.sh PROFILE PACKAGE...` copies exactly those
+/// plugins, and refuses a name that is not a bundled plugin.
+#[test]
+fn install_plugins_copies_exactly_the_packages_named() {
+    let root = workspace_root();
+    let profile = format!("install-plugins-test-{}", std::process::id());
+    let dir = root.join("target").join(&profile);
+    std::fs::create_dir_all(&dir).expect("profile folder");
+    // Stand-ins for every bundled library, as a build leaves them.
+    for p in BUNDLED {
+        std::fs::write(dir.join(format!("lib{}.so", p.replace('-', "_"))), b"").expect("lib");
+    }
+    let run = |packages: &[&str]| {
+        std::process::Command::new("bash")
+            .arg(root.join("scripts/install-plugins.sh"))
+            .arg(&profile)
+            .args(packages)
+            .output()
+            .expect("run install-plugins.sh")
+    };
+    let image = image_plugins();
+    let out = run(&image);
+    let mut installed: Vec<String> = std::fs::read_dir(dir.join("plugins"))
+        .expect("plugins folder")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    installed.sort_unstable();
+    let mut expected: Vec<String> =
+        image.iter().map(|p| format!("lib{}.so", p.replace('-', "_"))).collect();
+    expected.sort_unstable();
+    let typo = run(&["metrics-prometheus", "appender-no-such"]);
+    let all = run(&[]);
+    let all_count = std::fs::read_dir(dir.join("plugins")).map(Iterator::count).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(installed, expected);
+    assert!(!typo.status.success(), "an unknown package name is refused");
+    assert!(all.status.success() && all_count == BUNDLED.len(), "no names: every bundled plugin");
 }
