@@ -1,10 +1,10 @@
-//! Under load, on a generated mesh (20 namespaces of 5 workloads) backed by real Prometheus,
-//! with the default `[limits]`:
+//! Under load, on a generated mesh (20 namespaces of 5 workloads) backed by real Prometheus:
 //!
-//! - 100 concurrent all-namespace graph requests: the ones past the slots and the queue are
+//! - 100 concurrent all-namespace graph requests (2 slots, 4 places in the queue): the ones
+//!   past the slots and the queue are
 //!   refused at once with 503 and `Retry-After`, the rest are answered, and `/healthz` and
 //!   the namespace list keep answering throughout (their p99 is printed, not asserted);
-//! - `wrk` with 2,000 connections for 15 s on that graph: every answer is 200 or 503 with
+//! - `wrk` with 2,000 connections for 15 s on that graph (default `[limits]`): every answer is 200 or 503 with
 //!   `Retry-After`, and the server's peak RSS stays under 256 MiB.
 
 use std::{
@@ -40,10 +40,14 @@ fn cheap_calls(m: &Meshlens, done: impl Fn() -> bool, max: usize) -> Vec<Duratio
     let mut took = Vec::new();
     while took.len() < max && !done() {
         for path in ["/healthz", "/api/namespaces"] {
+            // As a probe calls it: a new connection, the request, the answer read to the end.
+            // (The shared test helper also starts a thread, builds a client and checks the
+            // body against the API document: the test's time, not the service's.)
             let t = Instant::now();
-            let r = m.get(path);
+            let conn = TcpStream::connect(&m.addr).expect("connect");
+            let r = raw_get(conn, path);
             took.push(t.elapsed());
-            assert_eq!(r.status, 200, "{path} under load: {}", r.text());
+            assert_eq!(r.status, 200, "{path} under load: {}", r.body);
         }
     }
     took
@@ -79,7 +83,10 @@ fn raw_get(mut conn: TcpStream, path: &str) -> Raw {
 fn a_hundred_concurrent_all_namespace_graphs_are_admitted_or_refused_at_once() {
     let _alone = alone();
     let mesh = TestMesh::new(NAMESPACES, WORKLOADS);
-    let m = Arc::new(mesh.meshlens(""));
+    // Two slots and four places: with the default 16 + 64, an optimised build answers a
+    // 20-namespace graph faster than 100 requests arrive, and nothing is ever refused.
+    let m =
+        Arc::new(mesh.meshlens("[limits]\nmax_concurrent_requests = 2\nmax_queued_requests = 4\n"));
     let url = mesh.graph_path();
     let warm = m.get(&url);
     assert_eq!(warm.status, 200, "{}", warm.text());
@@ -106,13 +113,13 @@ fn a_hundred_concurrent_all_namespace_graphs_are_admitted_or_refused_at_once() {
     let statuses: Vec<u16> = answers.iter().map(|r| r.status).collect();
     assert!(statuses.iter().all(|s| *s == 200 || *s == 503), "{statuses:?}");
     let ok: Vec<&Raw> = answers.iter().filter(|r| r.status == 200).collect();
-    // Default limits: 16 slots and 16 + 64 places for 100 requests arriving together.
+    // 2 slots and 2 + 4 places for 100 requests arriving together.
     let refused_at_once: Vec<&Raw> = answers
         .iter()
         .filter(|r| r.status == 503 && r.body.contains("too many requests are waiting"))
         .collect();
     assert!(!refused_at_once.is_empty(), "the requests past the queue are refused: {statuses:?}");
-    assert!(ok.len() >= 16, "the admitted requests are answered: {statuses:?}");
+    assert!(ok.len() >= 2, "the admitted requests are answered: {statuses:?}");
     for r in answers.iter().filter(|r| r.status == 503) {
         assert_eq!(r.retry_after.as_deref(), Some("1"), "{}", r.body);
     }
