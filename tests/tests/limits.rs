@@ -242,11 +242,12 @@ fn cpu_busy(m: &Meshlens) -> Option<u64> {
     r.text().lines().find_map(|l| l.strip_prefix("meshlens_cpu_pool_busy ")?.trim().parse().ok())
 }
 
-/// Waits (bounded) until the CPU pool runs `n` jobs.
+/// Waits (bounded) until the CPU pool runs `n` jobs. Polled every 10 ms, so the printed
+/// time to a freed pool is not mostly the poll's period.
 fn wait_for_busy(m: &Meshlens, n: u64) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while cpu_busy(m) != Some(n) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(cpu_busy(m), Some(n), "CPU pool jobs");
 }
