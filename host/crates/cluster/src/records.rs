@@ -111,8 +111,11 @@ pub struct PodRecordStatus {
 
 /// Lets `kube` list and watch a kind into `$record`: the same requests as for `$kind`.
 macro_rules! record_of {
-    ($record:ty, $kind:ty) => {
-        impl kube::Resource for $record {
+    ([$($generic:ident)?] $record:ty, $kind:ty) => {
+        impl<$($generic)?> kube::Resource for $record
+        where
+            $kind: k8s_openapi::Resource<Scope = NamespaceResourceScope>,
+        {
             type DynamicType = ();
             type Scope = NamespaceResourceScope;
 
@@ -139,7 +142,7 @@ macro_rules! record_of {
             }
         }
 
-        impl Trim for $record {
+        impl<$($generic)?> Trim for $record {
             /// Already lean when read; a record built by hand is trimmed like any object.
             fn trim(&mut self) {
                 trim_meta(&mut self.metadata);
@@ -148,8 +151,10 @@ macro_rules! record_of {
     };
 }
 
-record_of!(PodRecord, Pod);
-record_of!(ServiceRecord, Service);
+record_of!([] PodRecord, Pod);
+record_of!([] ServiceRecord, Service);
+// Each workload kind (`K`) is read into the one record type.
+record_of!([K] WorkloadRecord<K>, K);
 
 /// A Service: its metadata, type, cluster IP, selector and ports.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -360,43 +365,6 @@ fn count_or_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Erro
         }
     }
     d.deserialize_option(V)
-}
-
-/// Lets `kube` list and watch a workload kind into records: the same requests as for `K`.
-impl<K> kube::Resource for WorkloadRecord<K>
-where
-    K: k8s_openapi::Resource<Scope = NamespaceResourceScope>,
-{
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(K::KIND)
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(K::GROUP)
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(K::VERSION)
-    }
-    fn api_version(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(K::API_VERSION)
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        Cow::Borrowed(K::URL_PATH_SEGMENT)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
-
-impl<K> Trim for WorkloadRecord<K> {
-    fn trim(&mut self) {
-        trim_meta(&mut self.metadata);
-    }
 }
 
 #[cfg(test)]
