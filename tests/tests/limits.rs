@@ -172,13 +172,16 @@ fn answers_over_the_caps_fail_the_request_and_say_so() {
 fn a_burst_of_graphs_gets_503_with_retry_after_while_cheap_operations_answer() {
     let f = fixture(ARGS);
     let prom = PromServer::start(&f);
+    // Each graph keeps a core busy for a second (the `slow1` appender spins), so the two slots
+    // and eight queue places are still taken when the rest of the burst arrives, however
+    // fast the build: without it an optimised or idle machine answered all 100 in time.
     let m = Arc::new(start(
         &prom,
-        &[],
+        &["slow-appender"],
         "[limits]\nmax_concurrent_requests = 2\nmax_queued_requests = 8\nqueue_wait = \"2s\"\n",
     ));
     let url = format!(
-        "/api/namespaces/graph?namespaces=bookinfo,istio-system&queryTime={END}&duration=10m&graphType=versionedApp"
+        "/api/namespaces/graph?namespaces=bookinfo,istio-system&queryTime={END}&duration=10m&graphType=versionedApp&appenders=slow1"
     );
     let barrier = Arc::new(Barrier::new(101));
     let workers: Vec<_> = (0..100)
