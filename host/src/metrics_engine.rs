@@ -87,6 +87,20 @@ impl From<MetricsError> for ApiError {
     }
 }
 
+/// How long a store that had neither request-duration histogram is believed before it is
+/// asked again: without this, every request of a mesh without the histogram (TCP only, or
+/// Istio configured without it) would wait for the question first.
+const NEITHER_RECHECK: Duration = Duration::from_secs(60);
+
+/// What the store said about its request-duration histogram.
+#[derive(Clone, Copy, Debug)]
+enum Detection {
+    Unknown,
+    Found(DurationUnit),
+    /// Neither histogram, as of this instant.
+    Neither(std::time::Instant),
+}
+
 type SharedQuery = Shared<BoxFuture<'static, Result<Arc<QueryResult>, MetricsError>>>;
 
 /// The host's one way to the metrics store.
@@ -97,7 +111,7 @@ pub struct MetricsEngine {
     timeout: Duration,
     inflight: Mutex<HashMap<String, SharedQuery>>,
     sent: AtomicU64,
-    detected: Mutex<Option<DurationUnit>>,
+    detected: Mutex<Detection>,
     cache: Option<AnswerCache>,
     /// Backend queries in flight at once, over all requests (`limits.max_backend_queries`).
     slots: Arc<tokio::sync::Semaphore>,
@@ -120,7 +134,7 @@ impl MetricsEngine {
             timeout,
             inflight: Mutex::new(HashMap::new()),
             sent: AtomicU64::new(0),
-            detected: Mutex::new(None),
+            detected: Mutex::new(Detection::Unknown),
             cache: None,
             slots: Arc::new(tokio::sync::Semaphore::new(tokio::sync::Semaphore::MAX_PERMITS)),
             max_series: usize::MAX,
@@ -291,7 +305,8 @@ impl MetricsEngine {
 
     /// Which request-duration histogram to use: the configured one, or (for `auto`) the one
     /// the store has, detected with one query and remembered once the store answered with
-    /// data. Milliseconds when the store has neither.
+    /// data. Milliseconds when the store has neither, which is asked again after
+    /// [`NEITHER_RECHECK`].
     pub async fn duration_unit(
         self: &Arc<Self>,
         configured: DurationHistogram,
@@ -302,8 +317,12 @@ impl MetricsEngine {
             DurationHistogram::Seconds => return Ok(DurationUnit::Seconds),
             DurationHistogram::Auto => {}
         }
-        if let Some(u) = *self.detected.lock().unwrap_or_else(|e| e.into_inner()) {
-            return Ok(u);
+        match *self.detected.lock().unwrap_or_else(|e| e.into_inner()) {
+            Detection::Found(u) => return Ok(u),
+            Detection::Neither(at) if at.elapsed() < NEITHER_RECHECK => {
+                return Ok(DurationUnit::Milliseconds);
+            }
+            _ => {}
         }
         let names = format!(
             "{}_count|{}_count",
@@ -331,9 +350,11 @@ impl MetricsEngine {
         } else {
             DurationUnit::Milliseconds
         };
-        if !r.series.is_empty() {
-            *self.detected.lock().unwrap_or_else(|e| e.into_inner()) = Some(unit);
-        }
+        *self.detected.lock().unwrap_or_else(|e| e.into_inner()) = if r.series.is_empty() {
+            Detection::Neither(std::time::Instant::now())
+        } else {
+            Detection::Found(unit)
+        };
         Ok(unit)
     }
 
@@ -479,6 +500,48 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 3, "a future time is never cached");
         // "now" is aligned to the TTL.
         assert_eq!(engine.default_time() % 60, 0);
+    }
+
+    /// A store with no data at all: every answer is empty.
+    struct Empty(Arc<AtomicUsize>);
+
+    impl MetricsStore for Empty {
+        fn name(&self) -> &str {
+            "empty"
+        }
+        fn configure(&mut self, _: &serde_json::Value) -> Result<(), PluginError> {
+            Ok(())
+        }
+        fn query(&self, _: &MetricQuery, _: Duration) -> Result<QueryResult, PluginError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(QueryResult::default())
+        }
+        fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
+            Err(PluginError::unavailable("down"))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_without_either_histogram_is_asked_once_a_minute() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let backend = Arc::new(MetricsAdapter::boxed(Empty(calls.clone())));
+        let engine = Arc::new(MetricsEngine::new(
+            Some(backend),
+            "empty",
+            String::new(),
+            Duration::from_secs(5),
+        ));
+        for _ in 0..3 {
+            let unit = engine.duration_unit(DurationHistogram::Auto, 100).await.unwrap();
+            assert_eq!(unit, DurationUnit::Milliseconds);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "asked once, then believed");
+        // Once the answer is older than the recheck period, the store is asked again.
+        let old =
+            std::time::Instant::now().checked_sub(NEITHER_RECHECK).expect("uptime past a minute");
+        *engine.detected.lock().unwrap() = Detection::Neither(old);
+        engine.duration_unit(DurationHistogram::Auto, 100).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "asked again after a minute");
     }
 
     #[tokio::test]
