@@ -345,7 +345,8 @@ impl<'de> Visitor<'de> for LabelsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Labels, A::Error> {
-        let mut labels: Vec<Label> = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        // Istio's traffic series carry a dozen labels; the JSON reader gives no size hint.
+        let mut labels: Vec<Label> = Vec::with_capacity(map.size_hint().unwrap_or(16));
         while let Some((name, value)) = map.next_entry::<LabelText, LabelText>()? {
             labels.push(Label { name: name.0, value: value.0 });
         }
