@@ -74,10 +74,14 @@ impl AnswerCache {
         if bytes > self.max_bytes {
             return;
         }
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let inner = &mut *inner;
+        // What leaves the cache is freed after the lock is let go: freeing a big answer
+        // (a hundred thousand strings) must not hold up every other query's lookup.
+        let mut evicted = Vec::new();
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let inner = &mut *guard;
         if let Some(old) = inner.map.remove(&key) {
             inner.bytes -= old.bytes;
+            evicted.push(old);
         }
         while let Some((_, expires, _)) = inner.order.front() {
             if *expires > now && inner.bytes + bytes <= self.max_bytes {
@@ -88,6 +92,7 @@ impl AnswerCache {
                 && let Some(e) = inner.map.remove(&k)
             {
                 inner.bytes -= e.bytes;
+                evicted.push(e);
             }
         }
         let expires = now + self.ttl;
@@ -99,6 +104,8 @@ impl AnswerCache {
         let m = meshlens_telemetry::metrics();
         m.cache_entries.set(inner.map.len() as i64);
         m.cache_bytes.set(inner.bytes as i64);
+        drop(guard);
+        drop(evicted);
     }
 }
 
