@@ -31,11 +31,8 @@ const NAMESPACES: usize = 10;
 const PER_NS: usize = 200;
 const PODS_PER: usize = 3;
 
-/// The allocator settings the container image and the Deployment set
-/// (`deploy/Containerfile`, `deploy/kubernetes/deployment.yaml`): the replica is measured
-/// as deployed.
-const ALLOCATOR_ENV: &[(&str, &str)] =
-    &[("MIMALLOC_ARENA_EAGER_COMMIT", "0"), ("MIMALLOC_PURGE_DELAY", "0")];
+/// The replica is measured as deployed.
+const ALLOCATOR_ENV: &[(&str, &str)] = integration_tests::server::DEPLOYED_ALLOCATOR_ENV;
 
 fn proc_kib(pid: &str, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

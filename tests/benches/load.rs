@@ -2,8 +2,10 @@
 //! generated mesh (30 namespaces of 8 workloads, 20 minutes of traffic ending now) backed by
 //! real Prometheus, default configuration (answer cache on, default `[limits]`).
 //!
-//! Two phases on one server: 200 connections for 60 s, then 2,000 connections for 60 s. Each
-//! phase runs four `wrk`s at once, a quarter of the connections each:
+//! Three phases on one server, run with the allocator settings it is deployed with: 200
+//! connections for 60 s, 2,000 connections for 60 s, then 200 again (whether memory taken at
+//! the peak is kept, given back, or still growing). Each phase runs four `wrk`s at once, a
+//! quarter of the connections each:
 //! - graph: the all-namespace workload graph;
 //! - health: `/api/namespaces/ns-N/health`, going round the namespaces;
 //! - apps: `/api/namespaces/ns-N/apps`, going round the namespaces;
@@ -11,7 +13,8 @@
 //!
 //! Prints per operation: throughput, answers by status, p50/p99/max latency, errors other than
 //! 503 (other statuses, socket errors, timeouts); per phase: RSS and threads at its start and
-//! end and the peak, Prometheus queries per second (its own
+//! end and the peak, RSS sampled every tenth of the phase (flat, or growing?), Prometheus
+//! queries per second (its own
 //! `prometheus_engine_query_duration_seconds_count`), admission refusals (meshlens's
 //! `/metrics`). `MESHLENS_LOAD_SECONDS` shortens the phases.
 //!
@@ -56,6 +59,13 @@ fn phase(mesh: &TestMesh, m: &Meshlens, connections: usize, seconds: u64) {
         .iter()
         .map(|(name, paths)| (*name, Wrk::start(&m.addr, paths, share, seconds)))
         .collect();
+    // RSS at each tenth of the phase, while the load runs.
+    let samples: Vec<Option<u64>> = (1..=10)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(seconds * 100));
+            proc_status(pid, "VmRSS")
+        })
+        .collect();
     let runs: Vec<(&str, WrkRun)> = runs.into_iter().map(|(n, w)| (n, w.finish())).collect();
     let (q1, refused1) = (mesh.prom.engine_queries(), refused(m));
     let (rss1, threads1) = (proc_status(pid, "VmRSS"), proc_status(pid, "Threads"));
@@ -95,13 +105,18 @@ fn phase(mesh: &TestMesh, m: &Meshlens, connections: usize, seconds: u64) {
         (q1 - q0) / seconds as f64,
         refused1 - refused0,
     );
+    let each: Vec<String> = samples
+        .iter()
+        .map(|k| k.map_or("?".into(), |k| format!("{:.0}", k as f64 / 1024.0)))
+        .collect();
+    println!("  RSS at each tenth of the phase, MiB: {}", each.join(", "));
 }
 
 fn main() {
     let seconds: u64 =
         std::env::var("MESHLENS_LOAD_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     let mesh = TestMesh::new(NAMESPACES, WORKLOADS);
-    let m = mesh.meshlens("");
+    let m = mesh.meshlens_with_env("", integration_tests::server::DEPLOYED_ALLOCATOR_ENV);
     let warm = m.get(&mesh.graph_path());
     assert_eq!(warm.status, 200, "warm-up: {}", warm.text());
     println!(
@@ -112,4 +127,5 @@ fn main() {
     );
     phase(&mesh, &m, 200, seconds);
     phase(&mesh, &m, 2_000, seconds);
+    phase(&mesh, &m, 200, seconds);
 }

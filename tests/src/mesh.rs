@@ -65,6 +65,11 @@ impl TestMesh {
 
     /// A meshlens with every bundled plugin on this mesh; `extra` is appended to its config.
     pub fn meshlens(&self, extra: &str) -> Meshlens {
+        self.meshlens_with_env(extra, &[])
+    }
+
+    /// [`TestMesh::meshlens`] with extra environment variables.
+    pub fn meshlens_with_env(&self, extra: &str, env: &[(&str, &str)]) -> Meshlens {
         let dir = plugin_dir(BUNDLED);
         let cfg = format!(
             "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
@@ -74,7 +79,7 @@ impl TestMesh {
             self.manifests.path(),
             self.prom.url()
         );
-        Meshlens::start(&cfg, &[], vec![dir]).unwrap_or_else(|e| panic!("meshlens: {e:?}"))
+        Meshlens::start(&cfg, env, vec![dir]).unwrap_or_else(|e| panic!("meshlens: {e:?}"))
     }
 
     /// The all-namespace graph (workload graph, the bundled appenders, now).

@@ -317,6 +317,14 @@ fn ports_probes_paths_and_names_agree() {
     for pair in &literal {
         assert!(image_env.contains(pair), "{pair:?} is not what the image sets: {image_env:?}");
     }
+    // The benchmarks that measure a replica's memory run it with these same settings.
+    let benched: Vec<(String, String)> = integration_tests::server::DEPLOYED_ALLOCATOR_ENV
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let mut deployed = literal.clone();
+    deployed.sort();
+    assert_eq!(deployed, benched, "the benchmarks' allocator settings are the Deployment's");
 }
 
 #[test]
