@@ -1,169 +1,141 @@
-//! Where log lines go: a bounded queue and one thread that writes them to stderr.
+//! Where log lines go: `tracing-appender`'s lossy non-blocking writer, a bounded queue with
+//! one thread writing to stderr.
 //!
 //! Every request logs a line, from the async workers. Written directly, a log reader that
 //! falls behind (a container runtime's pipe, a test harness) fills the pipe and then blocks
 //! those workers in `write(2)`: every request waits, cheap ones included. Through the queue
-//! a worker never blocks; when the queue is full the line is dropped, counted, and the
-//! writer reports how many were lost once it catches up.
+//! a worker never blocks; when the queue is full the line is dropped and counted, and a
+//! reporter thread says how many were lost once the reader takes lines again.
 
 use std::{
     io::{self, Write},
-    sync::{
-        Mutex, OnceLock,
-        atomic::{AtomicU64, Ordering},
-        mpsc::{Receiver, SyncSender, TrySendError, sync_channel},
-    },
+    sync::{Mutex, mpsc},
     time::Duration,
 };
+
+use tracing_appender::non_blocking::{ErrorCounter, NonBlocking, NonBlockingBuilder, WorkerGuard};
 
 /// Lines the queue holds (a few MiB at most) before new ones are dropped.
 const QUEUE_LINES: usize = 8192;
 
-enum Message {
-    Line(Vec<u8>),
-    /// Everything queued before this is written; then the sender is told.
-    Flush(SyncSender<()>),
+/// How often the reporter looks at the count of dropped lines.
+const REPORT_EVERY: Duration = Duration::from_secs(1);
+
+/// Kept until exit: dropping it writes what is queued and ends the writer thread.
+static GUARD: Mutex<Option<WorkerGuard>> = Mutex::new(None);
+
+/// Starts the writer thread (64 KiB of buffer, so stderr gets one write per burst of lines,
+/// not one per line) and the reporter; the writer is the log's `MakeWriter`.
+pub fn start() -> io::Result<NonBlocking> {
+    let (writer, guard) = NonBlockingBuilder::default()
+        .buffered_lines_limit(QUEUE_LINES)
+        .lossy(true)
+        .thread_name("meshlens-log")
+        .finish(io::BufWriter::with_capacity(64 * 1024, io::stderr()));
+    let counter = writer.error_counter();
+    std::thread::Builder::new()
+        .name("meshlens-log-losses".into())
+        .spawn(move || report_losses(&counter, io::stderr(), REPORT_EVERY))?;
+    *GUARD.lock().unwrap_or_else(|e| e.into_inner()) = Some(guard);
+    Ok(writer)
 }
 
-/// The writer thread's queue and the count of lines dropped since the last report.
-pub struct LogQueue {
-    tx: SyncSender<Message>,
-    dropped: &'static AtomicU64,
-}
-
-static DROPPED: AtomicU64 = AtomicU64::new(0);
-static QUEUE: OnceLock<Mutex<SyncSender<Message>>> = OnceLock::new();
-
-impl LogQueue {
-    /// Starts the writer thread (once per process; later calls share it).
-    pub fn start() -> io::Result<LogQueue> {
-        if let Some(tx) = QUEUE.get() {
-            let tx = tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            return Ok(LogQueue { tx, dropped: &DROPPED });
+/// Says every `period` how many lines were dropped since it last said so. It writes to
+/// stderr itself: through the full queue its report would be dropped too. Blocking on a
+/// stalled reader is harmless here, on a thread of its own.
+fn report_losses(counter: &ErrorCounter, mut out: impl Write, period: Duration) {
+    let mut reported = 0;
+    loop {
+        std::thread::sleep(period);
+        let dropped = counter.dropped_lines();
+        if dropped > reported {
+            let _ = writeln!(
+                out,
+                "meshlens: {} log lines dropped: the log's reader fell behind",
+                dropped - reported
+            );
+            let _ = out.flush();
+            reported = dropped;
         }
-        let (tx, rx) = sync_channel(QUEUE_LINES);
-        std::thread::Builder::new()
-            .name("meshlens-log".into())
-            .spawn(move || write_lines(rx, io::stderr()))?;
-        let _ = QUEUE.set(Mutex::new(tx.clone()));
-        Ok(LogQueue { tx, dropped: &DROPPED })
     }
 }
 
 /// Waits (at most `timeout`) until every line logged so far is written: before the
-/// process exits, so that its last lines are not lost.
+/// process exits, so that its last lines are not lost. The writer thread ends with it.
 pub fn flush(timeout: Duration) {
-    let Some(tx) = QUEUE.get() else { return };
-    let tx = tx.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let (done_tx, done_rx) = sync_channel(1);
-    if tx.send(Message::Flush(done_tx)).is_ok() {
+    let Some(guard) = GUARD.lock().unwrap_or_else(|e| e.into_inner()).take() else { return };
+    // Dropping the guard waits for the writer for up to a second; a second signal's exit
+    // waits no longer than `timeout`.
+    let (done_tx, done_rx) = mpsc::sync_channel(1);
+    let flushing = std::thread::Builder::new().name("meshlens-log-flush".into()).spawn(move || {
+        drop(guard);
+        let _ = done_tx.send(());
+    });
+    if flushing.is_ok() {
         let _ = done_rx.recv_timeout(timeout);
-    }
-}
-
-/// How long the writer pauses between batches while lines keep coming.
-const BATCH_PAUSE: Duration = Duration::from_millis(2);
-
-/// Writes queued lines until every sender is gone. Idle, it blocks on the queue (the next
-/// line wakes it, once); busy, it takes what has come every [`BATCH_PAUSE`] and writes it
-/// in one go, so that loggers do not wake it per line and stderr gets one write per batch.
-fn write_lines(rx: Receiver<Message>, out: impl Write) {
-    let mut out = io::BufWriter::with_capacity(64 * 1024, out);
-    while let Ok(first) = rx.recv() {
-        let mut message = Some(first);
-        loop {
-            while let Some(m) = message.take().or_else(|| rx.try_recv().ok()) {
-                match m {
-                    Message::Line(line) => {
-                        let _ = out.write_all(&line);
-                    }
-                    Message::Flush(done) => {
-                        let _ = out.flush();
-                        let _ = done.send(());
-                    }
-                }
-            }
-            let lost = DROPPED.swap(0, Ordering::Relaxed);
-            if lost > 0 {
-                let _ = writeln!(
-                    out,
-                    "meshlens: {lost} log lines dropped: the log's reader fell behind"
-                );
-            }
-            let _ = out.flush();
-            std::thread::sleep(BATCH_PAUSE);
-            match rx.try_recv() {
-                Ok(m) => message = Some(m),
-                // Quiet for a pause: wait for the next line.
-                Err(_) => break,
-            }
-        }
-    }
-    let _ = out.flush();
-}
-
-/// One event's text, queued whole when the formatter is done with it.
-pub struct LineWriter<'a> {
-    queue: &'a LogQueue,
-    buf: Vec<u8>,
-}
-
-impl Write for LineWriter<'_> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for LineWriter<'_> {
-    fn drop(&mut self) {
-        if self.buf.is_empty() {
-            return;
-        }
-        let line = std::mem::take(&mut self.buf);
-        match self.queue.tx.try_send(Message::Line(line)) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => {
-                self.queue.dropped.fetch_add(1, Ordering::Relaxed);
-            }
-            // The writer thread is gone (the process is ending): nowhere to write.
-            Err(TrySendError::Disconnected(_)) => {}
-        }
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogQueue {
-    type Writer = LineWriter<'a>;
-    fn make_writer(&'a self) -> Self::Writer {
-        LineWriter { queue: self, buf: Vec::with_capacity(256) }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, atomic::AtomicBool};
+
+    use tracing_subscriber::fmt::MakeWriter;
+
     use super::*;
 
-    /// A reader that takes nothing for a while: loggers never wait for it.
+    /// A reader that takes nothing until told to: writes wait for it.
+    struct Stalled(Arc<AtomicBool>, Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Stalled {
+        fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+            while !self.0.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            self.1.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
     fn a_stalled_reader_never_blocks_the_logger_and_losses_are_reported() {
-        let (tx, rx) = sync_channel(4);
-        let queue = LogQueue { tx, dropped: &DROPPED };
-        DROPPED.store(0, Ordering::Relaxed);
-        // Nobody reads yet: four lines fit, the rest are dropped, and no call blocks.
-        for i in 0..10 {
-            let mut w = tracing_subscriber::fmt::MakeWriter::make_writer(&queue);
-            writeln!(w, "line {i}").unwrap();
+        let open = Arc::new(AtomicBool::new(false));
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let (writer, guard) = NonBlockingBuilder::default()
+            .buffered_lines_limit(4)
+            .lossy(true)
+            .finish(Stalled(open.clone(), written.clone()));
+        // Nobody reads: a few lines are queued, the rest dropped, and no call blocks.
+        for i in 0..100 {
+            // One write per line, as the log's formatter makes it.
+            writer.make_writer().write_all(format!("line {i}\n").as_bytes()).unwrap();
         }
-        assert_eq!(DROPPED.load(Ordering::Relaxed), 6);
-        drop(queue);
-        let mut out = Vec::new();
-        write_lines(rx, &mut out);
-        let text = String::from_utf8(out).unwrap();
+        let counter = writer.error_counter();
+        assert!(counter.dropped_lines() >= 90, "dropped {}", counter.dropped_lines());
+        // The report counts them, once the reader takes lines again.
+        let report = Arc::new(Mutex::new(Vec::new()));
+        let sink = Stalled(open.clone(), report.clone());
+        let reporter_counter = counter.clone();
+        std::thread::spawn(move || {
+            report_losses(&reporter_counter, sink, Duration::from_millis(1))
+        });
+        open.store(true, std::sync::atomic::Ordering::Relaxed);
+        drop(guard);
+        let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
         assert!(text.starts_with("line 0\n"), "{text}");
-        assert!(text.contains("line 3\n") && !text.contains("line 4\n"), "{text}");
-        assert!(text.contains("6 log lines dropped"), "{text}");
+        assert!(!text.contains("line 99\n"), "{text}");
+        let mut said = String::new();
+        for _ in 0..200 {
+            said = String::from_utf8(report.lock().unwrap().clone()).unwrap();
+            if !said.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let n = counter.dropped_lines();
+        assert!(said.starts_with(&format!("meshlens: {n} log lines dropped")), "{said}");
     }
 }

@@ -213,7 +213,7 @@ pub fn init_logging(cfg: &LogConfig) {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&cfg.level))
         .unwrap_or_else(|_| EnvFilter::new("info"));
-    let queue = match crate::logwriter::LogQueue::start() {
+    let queue = match crate::logwriter::start() {
         Ok(q) => q,
         Err(e) => {
             // Without its thread, the log goes to stderr directly, as it always could.
