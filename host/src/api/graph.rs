@@ -3,7 +3,7 @@
 //! One request: parse ([`GraphOptions::parse`]) → plan (one query batch: the traffic plan
 //! and each appender's declared inputs, each under its own handle) → fetch (the whole batch
 //! at once through the metrics engine) → build the graph, appenders in order, markers →
-//! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the blocking pool.
+//! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the CPU pool.
 
 use std::{collections::HashSet, sync::Arc, time::Instant};
 
