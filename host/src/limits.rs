@@ -4,8 +4,8 @@
 
 use std::{
     sync::{
-        Arc,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        Arc, OnceLock,
+        atomic::{AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -120,22 +120,33 @@ impl Admission {
 #[derive(Clone, Debug)]
 pub struct Scope {
     pub deadline: Instant,
-    cancelled: Arc<AtomicBool>,
+    /// When the request was cancelled (the first time).
+    cancelled: Arc<OnceLock<Instant>>,
 }
 
 impl Scope {
     pub fn new(timeout: Duration) -> Scope {
-        Scope { deadline: Instant::now() + timeout, cancelled: Arc::new(AtomicBool::new(false)) }
+        Scope { deadline: Instant::now() + timeout, cancelled: Arc::new(OnceLock::new()) }
     }
 
     /// Marks the request as gone.
     pub fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
+        let _ = self.cancelled.set(Instant::now());
     }
 
     /// Whether the work should stop: cancelled, or past the deadline.
     pub fn is_done(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+        self.cancelled.get().is_some() || Instant::now() >= self.deadline
+    }
+
+    /// Since when the work should have stopped (cancelled, or the deadline passed, whichever
+    /// came first); `None` while it is still wanted.
+    pub fn done_since(&self) -> Option<Instant> {
+        let past_deadline = (Instant::now() >= self.deadline).then_some(self.deadline);
+        match (self.cancelled.get().copied(), past_deadline) {
+            (Some(c), Some(d)) => Some(c.min(d)),
+            (c, d) => c.or(d),
+        }
     }
 
     /// `Err` once the work should stop (the request's answer is no longer wanted).
@@ -229,8 +240,17 @@ impl CpuPool {
                         .unwrap_or_else(|_| {
                             Err(ApiError::internal("internal error while building the answer"))
                         });
-                    if r.is_err() && scope.is_done() {
-                        tracing::info!("request gone: its CPU work stopped");
+                    // With how long the pool ran on for a request already gone: the time that
+                    // cancellation is to keep short.
+                    if r.is_err()
+                        && let Some(since) = scope.done_since()
+                    {
+                        let late_us =
+                            u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+                        tracing::info!(
+                            stopped_after_us = late_us,
+                            "request gone: its CPU work stopped"
+                        );
                     }
                     busy.fetch_sub(1, Ordering::SeqCst);
                     gauge.dec();
@@ -246,6 +266,8 @@ impl CpuPool {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
 
     fn limits(concurrent: usize, queued: usize, wait_ms: u64) -> LimitsConfig {
@@ -276,6 +298,22 @@ mod tests {
         // A slot given back admits the next one.
         drop(first);
         let _slot = a.admit().await.unwrap();
+    }
+
+    #[test]
+    fn a_scope_is_done_since_its_cancel_or_its_deadline_whichever_came_first() {
+        let s = Scope::new(Duration::from_secs(60));
+        assert!(!s.is_done() && s.done_since().is_none());
+        let before = Instant::now();
+        s.cancel();
+        let since = s.done_since().expect("cancelled");
+        assert!(s.is_done() && since >= before && since <= Instant::now());
+        s.cancel();
+        assert_eq!(s.done_since(), Some(since), "the first cancel counts");
+        let late = Scope::new(Duration::ZERO);
+        assert_eq!(late.done_since(), Some(late.deadline));
+        late.cancel();
+        assert_eq!(late.done_since(), Some(late.deadline));
     }
 
     #[tokio::test]

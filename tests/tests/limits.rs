@@ -10,7 +10,7 @@
 //!   frees its slot for the next request, also in the middle of one long graph build.
 
 use std::{
-    io::Write,
+    io::{Read, Write},
     net::TcpStream,
     sync::{Arc, Barrier},
     time::{Duration, Instant},
@@ -238,11 +238,25 @@ fn assert_stopped(m: &Meshlens, n: usize, what: &str) {
     assert_eq!(stopped(m), n, "{what}");
 }
 
-/// `meshlens_cpu_pool_busy` from the service's own /metrics.
+/// `meshlens_cpu_pool_busy` from the service's own /metrics, read off a raw connection: the
+/// shared helper also starts a thread, builds a client and checks the body, which took longer
+/// than the service itself and was most of the printed time to a freed pool.
 fn cpu_busy(m: &Meshlens) -> Option<u64> {
-    let r = m.get("/metrics");
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.text().lines().find_map(|l| l.strip_prefix("meshlens_cpu_pool_busy ")?.trim().parse().ok())
+    let mut conn = TcpStream::connect(&m.addr).expect("connect");
+    conn.set_read_timeout(Some(Duration::from_secs(30))).expect("read timeout");
+    write!(conn, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").expect("send");
+    let mut text = String::new();
+    conn.read_to_string(&mut text).expect("read /metrics");
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    text.lines().find_map(|l| l.strip_prefix("meshlens_cpu_pool_busy ")?.trim().parse().ok())
+}
+
+/// How long the CPU work of a request ran on after the request was gone, in µs, as the
+/// service logged it when the work stopped (the last such line).
+fn stopped_after_us(m: &Meshlens) -> Option<u64> {
+    let logs = m.logs.lock().ok()?;
+    let line = logs.iter().rev().find(|l| l.contains("its CPU work stopped"))?;
+    line.split("stopped_after_us=").nth(1)?.split_whitespace().next()?.parse().ok()
 }
 
 /// Waits (bounded) until the CPU pool runs `n` jobs. Polled every 10 ms, so the printed
@@ -352,6 +366,11 @@ fn a_request_cancelled_mid_build_stops_building() {
     wait_for_busy(&m, 0);
     println!("CPU pool free {} ms after the client left", left.elapsed().as_millis());
     assert_stopped(&m, 1, "the request's CPU work stopped early");
+    let late = stopped_after_us(&m).expect("the service logs how long the work ran on");
+    println!(
+        "  (by the service: its CPU work ended {:.1} ms after the request did)",
+        late as f64 / 1e3
+    );
     assert_eq!(builds(&m).0, 1, "the second build was stopped before its end");
     // The slot is free: the next graph is admitted and built.
     let r = m.get(&path);

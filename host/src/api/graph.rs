@@ -3,7 +3,7 @@
 //! One request: parse ([`GraphOptions::parse`]) → plan (one query batch: the traffic plan
 //! and each appender's declared inputs, each under its own handle) → fetch (the whole batch
 //! at once through the metrics engine) → build the graph, appenders in order, markers →
-//! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the blocking pool.
+//! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the CPU pool.
 
 use std::{collections::HashSet, sync::Arc, time::Instant};
 
@@ -16,6 +16,7 @@ use meshlens_traffic::{
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
 use crate::{
+    dropper::DropLater,
     error::ApiError,
     limits::Scope,
     router::{Ctx, HandlerFuture, Reply, Route},
@@ -180,6 +181,10 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     st.cpu
         .run(&scope, slot, move |scope| -> Result<Reply, ApiError> {
             let m = telemetry::metrics();
+            // The answers and the graph are freed on the dropper thread, however the job
+            // ends: freeing 100,000 series inline kept the pool busy longer than stopping.
+            let traffic = DropLater::new(traffic);
+            let mut answers = DropLater::new(answers);
             // The appenders' inputs and the graph meet only at the appenders, so they are
             // made side by side: preparing is mostly copying answers, building mostly hashing.
             let prepare = || {
@@ -211,7 +216,7 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             let stop = || scope.is_done();
             let build = || {
                 let t = Instant::now();
-                let g = build_graph_until(&opts, &plan, &traffic, &stop);
+                let g = build_graph_until(&opts, &plan, traffic.as_slice(), &stop);
                 // A build that stopped is not a build's time.
                 if g.is_ok() {
                     m.graph_phase("build", "", t.elapsed());
@@ -219,8 +224,9 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
                 g
             };
             let (per_appender, g) = rayon::join(prepare, build);
-            let mut g = g.map_err(|_| Scope::gone())?;
-            for ((name, a), data) in appenders.iter().zip(&per_appender) {
+            let per_appender = DropLater::new(per_appender);
+            let mut g = DropLater::new(g.map_err(|_| Scope::gone())?);
+            for ((name, a), data) in appenders.iter().zip(per_appender.iter()) {
                 scope.check()?;
                 let t = Instant::now();
                 let applied = a.apply(&req, data, &mut g);
