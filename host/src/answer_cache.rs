@@ -74,8 +74,9 @@ impl AnswerCache {
         if bytes > self.max_bytes {
             return;
         }
-        // What leaves the cache is freed after the lock is let go: freeing a big answer
-        // (a hundred thousand strings) must not hold up every other query's lookup.
+        // What leaves the cache is freed on the dropper thread, after the lock is let go:
+        // freeing a big answer (a hundred thousand strings) must hold up neither the other
+        // queries' lookups nor the async worker that inserts.
         let mut evicted = Vec::new();
         let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let inner = &mut *guard;
@@ -105,7 +106,9 @@ impl AnswerCache {
         m.cache_entries.set(inner.map.len() as i64);
         m.cache_bytes.set(inner.bytes as i64);
         drop(guard);
-        drop(evicted);
+        if !evicted.is_empty() {
+            crate::dropper::drop_later(evicted);
+        }
     }
 }
 
