@@ -11,7 +11,7 @@ use std::{
 
 use integration_tests::prometheus::{PromServer, configured_backend, fixture, load_backend, tool};
 use plugin_api::{
-    ErrorKind, HistogramStat, Matcher, MetricQuery, QueryTime, RangeFunc,
+    Cancel, ErrorKind, HistogramStat, Matcher, MetricQuery, QueryTime, RangeFunc,
     abi_stable::std_types::{RSome, RVec},
     label_value,
 };
@@ -340,4 +340,32 @@ fn the_generator_can_use_the_older_seconds_histogram() {
     );
     h.metric = "istio_request_duration_milliseconds".into();
     assert!(b.query(&h, 10_000).into_result().unwrap().series.is_empty());
+}
+
+#[test]
+fn the_embedded_backends_stop_a_query_the_host_cancelled() {
+    let (_f, file) = embedded_over(&["--end", "1700000000", "--minutes", "30"]);
+    let start = 1_700_000_000 - 1800;
+    let simulator = configured_backend(
+        "metrics-simulator",
+        "simulator",
+        serde_json::json!({
+            "topology": integration_tests::server::workspace_root()
+                .join("config/demo/topology.toml").display().to_string(),
+            "start": start,
+            "clock": "query",
+        }),
+    );
+    let q = rate_query(1_700_000_000 - 100);
+    for (name, b) in [("openmetrics_file", &file), ("simulator", &simulator)] {
+        let fresh = Cancel::new();
+        let r = b.query_cancellable(&q, 10_000, fresh).into_result();
+        assert!(r.is_ok_and(|r| !r.series.is_empty()), "{name}: an unset flag changes nothing");
+        // Set before the call: the evaluation stops at its first step.
+        let set = Cancel::new();
+        set.cancel();
+        let e = b.query_cancellable(&q, 10_000, set).into_result().unwrap_err();
+        assert!(e.message.contains("cancelled"), "{name}: {e}");
+        assert_eq!(e.kind, ErrorKind::Timeout, "{name}: {e}");
+    }
 }
