@@ -3,10 +3,13 @@
 //! Backend calls are synchronous (the plugin cannot see our runtime), so each runs on the
 //! blocking pool, under a deadline, and never on an async worker. Identical queries that
 //! are in flight at the same time are sent once and share the answer, and answers to
-//! past-time queries are reused for `[metrics] cache_ttl` ([`AnswerCache`]).
+//! past-time queries are reused for `[metrics] cache_ttl` ([`AnswerCache`]). A query nobody
+//! waits for any more is cancelled: the backend call gets a flag it checks
+//! ([`inflight`]).
+
+mod inflight;
 
 use std::{
-    collections::HashMap,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU64, Ordering},
@@ -15,10 +18,8 @@ use std::{
 };
 
 use abi_stable::std_types::RResult;
-use futures::{
-    FutureExt,
-    future::{BoxFuture, Shared, try_join_all},
-};
+use futures::{FutureExt, future::try_join_all};
+use inflight::{Inflight, Joined, Sending};
 use meshlens_query_batch::{Answers, QueryBatch};
 use plugin_api::{
     BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime,
@@ -73,6 +74,9 @@ pub enum MetricsError {
     Internal(String),
     #[error("the metrics store's answer was too large: {0}")]
     TooLarge(String),
+    /// Only ever the answer of a query nobody waits for (never handed to a request).
+    #[error("the query was cancelled: no request waits for its answer")]
+    Cancelled,
 }
 
 impl From<MetricsError> for ApiError {
@@ -101,15 +105,13 @@ enum Detection {
     Neither(std::time::Instant),
 }
 
-type SharedQuery = Shared<BoxFuture<'static, Result<Arc<QueryResult>, MetricsError>>>;
-
 /// The host's one way to the metrics store.
 pub struct MetricsEngine {
     backend: Option<Arc<MetricsBackendBox>>,
     backend_name: String,
     missing: String,
     timeout: Duration,
-    inflight: Mutex<HashMap<String, SharedQuery>>,
+    inflight: Inflight,
     sent: AtomicU64,
     detected: Mutex<Detection>,
     cache: Option<AnswerCache>,
@@ -132,7 +134,7 @@ impl MetricsEngine {
             backend_name: backend_name.to_string(),
             missing,
             timeout,
-            inflight: Mutex::new(HashMap::new()),
+            inflight: Inflight::default(),
             sent: AtomicU64::new(0),
             detected: Mutex::new(Detection::Unknown),
             cache: None,
@@ -174,8 +176,9 @@ impl MetricsEngine {
     /// Runs one query; joins an identical one already in flight.
     ///
     /// The query runs as its own task: when every caller gives up on it (a sibling query of
-    /// the same request failed first, or the client went away) it still finishes and leaves
-    /// the in-flight map. Left unpolled in the map, it would hand its old answer (an error
+    /// the same request failed first, the request timed out, or the client went away) it
+    /// leaves the in-flight map at once, its backend call is cancelled, and the task still
+    /// finishes on its own. Left unpolled in the map, it would hand its old answer (an error
     /// from an outage, or old data) to the next identical query.
     pub async fn query(self: &Arc<Self>, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
         // The calling request's deadline bounds the backend call too (the first caller's,
@@ -195,37 +198,38 @@ impl MetricsEngine {
             m.cache_misses.inc();
         }
         let keep = cache.is_some();
-        let fut = {
-            let mut map = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(f) = map.get(&key) {
-                m.backend_query(&self.backend_name, "coalesced");
-                telemetry::count_query(QueryOutcome::Coalesced);
-                f.clone()
-            } else {
-                telemetry::count_query(QueryOutcome::Sent);
-                let this = self.clone();
-                let k = key.clone();
-                let task = tokio::spawn(async move {
-                    let r = this.send(q, deadline).await;
+        let Joined { shared, waiter, coalesced } = self.inflight.join(key.clone(), |sending| {
+            let this = self.clone();
+            let task = tokio::spawn(async move {
+                let r = this.send(q, deadline, &sending).await;
+                // A cancelled query's answer goes nowhere: its entry left the map with its
+                // last waiter, and it is never cached.
+                if this.inflight.answered(&key, &sending)
+                    && let (true, Some(c), Ok(answer)) = (keep, &this.cache, &r)
+                {
                     // Into the cache before out of the in-flight map: no gap in which an
                     // identical query would be sent again.
-                    if let (true, Some(c), Ok(answer)) = (keep, &this.cache, &r) {
-                        c.insert(k.clone(), answer.clone(), std::time::Instant::now());
-                    }
-                    this.inflight.lock().unwrap_or_else(|e| e.into_inner()).remove(&k);
-                    r
-                });
-                let f = async move {
-                    task.await
-                        .unwrap_or_else(|_| Err(MetricsError::Internal("query task failed".into())))
+                    c.insert(key.clone(), answer.clone(), std::time::Instant::now());
                 }
-                .boxed()
-                .shared();
-                map.insert(key, f.clone());
-                f
+                this.inflight.finish(&key, &sending);
+                r
+            });
+            async move {
+                task.await
+                    .unwrap_or_else(|_| Err(MetricsError::Internal("query task failed".into())))
             }
-        };
-        fut.await
+            .boxed()
+            .shared()
+        });
+        if coalesced {
+            m.backend_query(&self.backend_name, "coalesced");
+            telemetry::count_query(QueryOutcome::Coalesced);
+        } else {
+            telemetry::count_query(QueryOutcome::Sent);
+        }
+        // Dropped with this future: the last caller to go cancels the query.
+        let _waiter = waiter;
+        shared.await
     }
 
     /// Runs every query concurrently; results in the same order. The first failure wins.
@@ -247,26 +251,40 @@ impl MetricsEngine {
         &self,
         q: MetricQuery,
         deadline: Option<std::time::Instant>,
+        sending: &Sending,
     ) -> Result<Arc<QueryResult>, MetricsError> {
         let backend =
             self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
         let started = std::time::Instant::now();
         let limit = deadline
             .map_or(self.timeout, |d| d.saturating_duration_since(started).min(self.timeout));
-        // Waiting for a slot counts against the deadline.
-        let permit = match tokio::time::timeout(limit, self.slots.clone().acquire_owned()).await {
-            Ok(Ok(p)) => p,
-            _ => return Err(MetricsError::Timeout(self.timeout)),
+        // Waiting for a slot counts against the deadline, and ends when nobody waits.
+        let permit = tokio::select! {
+            biased;
+            () = sending.abandoned.notified() => None,
+            p = tokio::time::timeout(limit, self.slots.clone().acquire_owned()) => match p {
+                Ok(Ok(p)) => Some(p),
+                _ => return Err(MetricsError::Timeout(self.timeout)),
+            },
+        };
+        let Some(permit) = permit.filter(|_| !sending.cancel.is_cancelled()) else {
+            telemetry::metrics().backend_query(&self.backend_name, "cancelled");
+            tracing::debug!(backend = %self.backend_name, "query cancelled before it was sent");
+            return Err(MetricsError::Cancelled);
         };
         let timeout_ms = limit.saturating_sub(started.elapsed()).as_millis().max(1) as u64;
         self.sent.fetch_add(1, Ordering::Relaxed);
         let max_series = self.max_series;
+        let cancel = sending.cancel.clone();
         let task = tokio::task::spawn_blocking(move || {
+            // The slot is held until the backend call has returned, cancelled or not.
             let _permit = permit;
-            backend.query(&q, timeout_ms)
+            backend.query_cancellable(&q, timeout_ms, cancel)
         });
         // The backend enforces the deadline itself; this one guards against a backend that does not.
         let r = match tokio::time::timeout(Duration::from_millis(timeout_ms + 500), task).await {
+            // Whatever the backend made of it: nobody takes this answer.
+            _ if sending.cancel.is_cancelled() => Err(MetricsError::Cancelled),
             Err(_) => Err(MetricsError::Timeout(self.timeout)),
             Ok(Err(_)) => Err(MetricsError::Internal("query task failed".into())),
             Ok(Ok(RResult::ROk(r))) if r.series.len() > max_series => {
@@ -297,6 +315,14 @@ impl MetricsEngine {
         let outcome = match &r {
             Ok(_) => "ok",
             Err(MetricsError::Timeout(_)) => "timeout",
+            Err(MetricsError::Cancelled) => {
+                tracing::info!(
+                    backend = %self.backend_name,
+                    ms = started.elapsed().as_millis() as u64,
+                    "backend query cancelled: no request waits for its answer"
+                );
+                "cancelled"
+            }
             Err(_) => "error",
         };
         m.backend_query(&self.backend_name, outcome);
@@ -378,182 +404,4 @@ impl MetricsEngine {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::atomic::AtomicUsize;
-
-    use plugin_api::{MetricsAdapter, MetricsStore, PluginError};
-
-    use super::*;
-
-    /// Fails metric `bad` at once; answers any other after 200 ms (so concurrent callers
-    /// overlap) with `value(metric, call number)`, counting the calls it answers.
-    struct Stub {
-        calls: Arc<AtomicUsize>,
-        value: fn(&str, usize) -> f64,
-    }
-
-    impl MetricsStore for Stub {
-        fn name(&self) -> &str {
-            "stub"
-        }
-        fn configure(&mut self, _: &serde_json::Value) -> Result<(), PluginError> {
-            Ok(())
-        }
-        fn query(&self, q: &MetricQuery, _: Duration) -> Result<QueryResult, PluginError> {
-            if q.metric.as_str() == "bad" {
-                return Err(PluginError::unavailable("down"));
-            }
-            let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-            std::thread::sleep(Duration::from_millis(200));
-            let v = (self.value)(q.metric.as_str(), n);
-            Ok(QueryResult {
-                series: vec![plugin_api::Series {
-                    labels: Default::default(),
-                    samples: vec![plugin_api::Sample { t: 0.0, v }].into(),
-                }]
-                .into(),
-            })
-        }
-        fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
-            Err(PluginError::unavailable("down"))
-        }
-    }
-
-    fn engine(value: fn(&str, usize) -> f64) -> (Arc<MetricsEngine>, Arc<AtomicUsize>) {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let backend = Arc::new(MetricsAdapter::boxed(Stub { calls: calls.clone(), value }));
-        (
-            Arc::new(MetricsEngine::new(
-                Some(backend),
-                "stub",
-                String::new(),
-                Duration::from_secs(5),
-            )),
-            calls,
-        )
-    }
-
-    fn query(metric: &str) -> MetricQuery {
-        MetricQuery {
-            metric: metric.into(),
-            matchers: Vec::new().into(),
-            func: RangeFunc::Rate,
-            window_secs: 60,
-            group_by: Some(Vec::new().into()).into(),
-            histogram: HistogramStat::None,
-            time: QueryTime::Instant(100),
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn identical_queries_in_flight_together_are_sent_once() {
-        let (engine, calls) = engine(|metric, _| if metric == "a" { 1.0 } else { 2.0 });
-        let results = engine
-            .query_all(vec![query("a"), query("a"), query("b"), query("a"), query("b")])
-            .await
-            .unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 2, "two distinct queries, each sent once");
-        let values: Vec<f64> = results.iter().map(|r| r.series[0].samples[0].v).collect();
-        assert_eq!(values, [1.0, 1.0, 2.0, 1.0, 2.0]);
-        // Once answered, the same query is sent again (no stale caching).
-        engine.query(query("a")).await.unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 3);
-        assert_eq!(engine.queries_sent(), 3);
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_query_abandoned_by_a_failed_request_is_not_replayed_later() {
-        // Each answer is its call number, so an old answer shows.
-        let (engine, calls) = engine(|_, call| call as f64);
-        // `bad` fails first, so the request gives up on `a` while it is still running.
-        assert!(engine.query_all(vec![query("a"), query("bad")]).await.is_err());
-        // Let the abandoned `a` finish on its own.
-        for _ in 0..50 {
-            if engine.inflight.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert!(
-            engine.inflight.lock().unwrap_or_else(|e| e.into_inner()).is_empty(),
-            "the abandoned query left the map"
-        );
-        // A later identical query is sent again and gets a fresh answer, not the old one.
-        let r = engine.query(query("a")).await.unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
-        assert_eq!(r.series[0].samples[0].v, 2.0, "the second call's answer");
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn with_a_ttl_past_answers_are_reused_and_future_ones_are_not() {
-        let (engine, calls) = engine(|_, call| call as f64);
-        let engine =
-            Arc::new(Arc::into_inner(engine).unwrap().with_cache(Duration::from_secs(60), 1 << 20));
-        let at = |t: i64| MetricQuery { time: QueryTime::Instant(t), ..query("a") };
-        let first = engine.query(at(100)).await.unwrap();
-        let again = engine.query(at(100)).await.unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 1, "the second identical query is a cache hit");
-        assert!(Arc::ptr_eq(&first, &again));
-        let future = meshlens_params::now() + 3600;
-        engine.query(at(future)).await.unwrap();
-        engine.query(at(future)).await.unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 3, "a future time is never cached");
-        // "now" is aligned to the TTL.
-        assert_eq!(engine.default_time() % 60, 0);
-    }
-
-    /// A store with no data at all: every answer is empty.
-    struct Empty(Arc<AtomicUsize>);
-
-    impl MetricsStore for Empty {
-        fn name(&self) -> &str {
-            "empty"
-        }
-        fn configure(&mut self, _: &serde_json::Value) -> Result<(), PluginError> {
-            Ok(())
-        }
-        fn query(&self, _: &MetricQuery, _: Duration) -> Result<QueryResult, PluginError> {
-            self.0.fetch_add(1, Ordering::SeqCst);
-            Ok(QueryResult::default())
-        }
-        fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
-            Err(PluginError::unavailable("down"))
-        }
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_store_without_either_histogram_is_asked_once_a_minute() {
-        let calls = Arc::new(AtomicUsize::new(0));
-        let backend = Arc::new(MetricsAdapter::boxed(Empty(calls.clone())));
-        let engine = Arc::new(MetricsEngine::new(
-            Some(backend),
-            "empty",
-            String::new(),
-            Duration::from_secs(5),
-        ));
-        for _ in 0..3 {
-            let unit = engine.duration_unit(DurationHistogram::Auto, 100).await.unwrap();
-            assert_eq!(unit, DurationUnit::Milliseconds);
-        }
-        assert_eq!(calls.load(Ordering::SeqCst), 1, "asked once, then believed");
-        // Once the answer is older than the recheck period, the store is asked again.
-        let old =
-            std::time::Instant::now().checked_sub(NEITHER_RECHECK).expect("uptime past a minute");
-        *engine.detected.lock().unwrap() = Detection::Neither(old);
-        engine.duration_unit(DurationHistogram::Auto, 100).await.unwrap();
-        assert_eq!(calls.load(Ordering::SeqCst), 2, "asked again after a minute");
-    }
-
-    #[tokio::test]
-    async fn without_a_backend_queries_are_unavailable() {
-        let engine = Arc::new(MetricsEngine::new(
-            None,
-            "prometheus",
-            "not loaded".into(),
-            Duration::from_secs(1),
-        ));
-        let err = engine.query(query("a")).await.unwrap_err();
-        assert!(matches!(err, MetricsError::NoBackend(_)));
-        assert_eq!(ApiError::from(err).status().as_u16(), 503);
-    }
-}
+mod tests;

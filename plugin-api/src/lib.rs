@@ -47,6 +47,7 @@
 
 pub mod appender;
 pub mod backend;
+pub mod cancel;
 pub mod cluster;
 pub mod compliance;
 pub mod dashboards;
@@ -62,6 +63,7 @@ pub use appender::{
     Appender, AppenderAdapter, AppenderBox, AppenderData, AppenderInputs, GraphAppender,
 };
 pub use backend::{MetricsAdapter, MetricsBackend, MetricsBackendBox, MetricsStore};
+pub use cancel::Cancel;
 pub use cluster::{ClusterData, ClusterKind, ConfigObject, ServiceInfo, WorkloadInfo};
 pub use dashboards::{
     AggregationDef, ChartTemplate, DashboardAdapter, DashboardProvider, DashboardProviderBox,

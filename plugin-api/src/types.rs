@@ -93,6 +93,12 @@ impl PluginError {
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
     }
+    /// A call stopped because the host set its [`Cancel`](crate::Cancel) flag. Its kind is
+    /// [`ErrorKind::Timeout`] (the request's time is over; a new kind would not load in
+    /// older hosts), and the host drops the answer anyway.
+    pub fn cancelled() -> Self {
+        Self::new(ErrorKind::Timeout, "cancelled: no request waits for the answer any more")
+    }
 }
 
 impl std::fmt::Display for PluginError {

@@ -111,8 +111,15 @@ pub fn image_plugins() -> Vec<&'static str> {
 }
 
 /// Test-only plugins (never in the default plugin folder).
-pub const TESTING: &[&str] =
-    &["dup-one", "dup-two", "panicking", "wrong-api", "bench-appender", "slow-appender"];
+pub const TESTING: &[&str] = &[
+    "dup-one",
+    "dup-two",
+    "panicking",
+    "wrong-api",
+    "bench-appender",
+    "slow-appender",
+    "spin-backend",
+];
 
 /// A temporary plugin folder holding copies of the given packages' libraries.
 pub fn plugin_dir(packages: &[&str]) -> tempfile::TempDir {

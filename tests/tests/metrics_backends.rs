@@ -11,7 +11,7 @@ use std::{
 
 use integration_tests::prometheus::{PromServer, configured_backend, fixture, load_backend, tool};
 use plugin_api::{
-    ErrorKind, HistogramStat, Matcher, MetricQuery, QueryTime, RangeFunc,
+    Cancel, ErrorKind, HistogramStat, Matcher, MetricQuery, QueryTime, RangeFunc,
     abi_stable::std_types::{RSome, RVec},
     label_value,
 };
@@ -340,4 +340,74 @@ fn the_generator_can_use_the_older_seconds_histogram() {
     );
     h.metric = "istio_request_duration_milliseconds".into();
     assert!(b.query(&h, 10_000).into_result().unwrap().series.is_empty());
+}
+
+#[test]
+fn the_embedded_backends_stop_a_query_the_host_cancelled() {
+    let (_f, file) = embedded_over(&["--end", "1700000000", "--minutes", "30"]);
+    let start = 1_700_000_000 - 1800;
+    let simulator = configured_backend(
+        "metrics-simulator",
+        "simulator",
+        serde_json::json!({
+            "topology": integration_tests::server::workspace_root()
+                .join("config/demo/topology.toml").display().to_string(),
+            "start": start,
+            "clock": "query",
+        }),
+    );
+    let q = rate_query(1_700_000_000 - 100);
+    for (name, b) in [("openmetrics_file", &file), ("simulator", &simulator)] {
+        let fresh = Cancel::new();
+        let r = b.query_cancellable(&q, 10_000, fresh).into_result();
+        assert!(r.is_ok_and(|r| !r.series.is_empty()), "{name}: an unset flag changes nothing");
+        // Set before the call: the evaluation stops at its first step.
+        let set = Cancel::new();
+        set.cancel();
+        let e = b.query_cancellable(&q, 10_000, set).into_result().unwrap_err();
+        assert!(e.message.contains("cancelled"), "{name}: {e}");
+        assert_eq!(e.kind, ErrorKind::Timeout, "{name}: {e}");
+    }
+}
+
+#[test]
+fn a_cancelled_prometheus_query_closes_its_connection() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Reads the request, never answers, and reports when the client closes the connection.
+    let (arrived_tx, arrived) = mpsc::channel();
+    let (closed_tx, closed) = mpsc::channel();
+    thread::spawn(move || {
+        let Ok((conn, _)) = listener.accept() else { return };
+        let _ = conn.set_read_timeout(Some(Duration::from_secs(20)));
+        let mut reader = BufReader::new(conn);
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+            line.clear();
+        }
+        let _ = arrived_tx.send(());
+        let mut rest = Vec::new();
+        // Ok: the client closed it; Err: still open when the read timed out.
+        let _ = closed_tx.send(std::io::Read::read_to_end(&mut reader, &mut rest).is_ok());
+    });
+    let b = configured_backend(
+        "metrics-prometheus",
+        "prometheus",
+        serde_json::json!({ "url": format!("http://127.0.0.1:{port}") }),
+    );
+    let cancel = Cancel::new();
+    let call = thread::spawn({
+        let cancel = cancel.clone();
+        // Half a minute: only the flag can end it in time.
+        move || b.query_cancellable(&rate_query(1_700_000_000), 30_000, cancel).into_result()
+    });
+    arrived.recv_timeout(Duration::from_secs(10)).expect("the query reached the store");
+    let set = std::time::Instant::now();
+    cancel.cancel();
+    let e = call.join().expect("the call returns").unwrap_err();
+    assert!(e.message.contains("cancelled"), "{e}");
+    let was_closed = closed.recv_timeout(Duration::from_secs(30)).expect("the server's verdict");
+    assert!(was_closed, "the plugin closed the connection");
+    // A figure, not an assertion: speed is for benchmarks.
+    println!("connection closed {:?} after the flag was set", set.elapsed());
 }

@@ -54,7 +54,9 @@ async fn run_query(engine: Arc<MetricsEngine>, q: MetricQuery) -> Result<QueryRe
             MetricsError::NoBackend(_) | MetricsError::Unavailable(_) => {
                 PluginError::unavailable(e.to_string())
             }
-            MetricsError::Timeout(_) => PluginError::timeout(e.to_string()),
+            MetricsError::Timeout(_) | MetricsError::Cancelled => {
+                PluginError::timeout(e.to_string())
+            }
             MetricsError::BadQuery(_) => PluginError::invalid(e.to_string()),
             MetricsError::Internal(_) | MetricsError::TooLarge(_) => {
                 PluginError::internal(e.to_string())

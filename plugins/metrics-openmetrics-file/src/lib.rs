@@ -21,9 +21,14 @@ use std::{
     time::{Duration, Instant, SystemTime},
 };
 
-use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryResult};
+use plugin_api::{BackendStatus, Cancel, MetricQuery, MetricsStore, PluginError, QueryResult};
 
-use metrics_store::{cap, eval, parse, store::Store};
+use metrics_store::{
+    cap,
+    eval::{self, Stop},
+    parse,
+    store::Store,
+};
 
 const KNOWN_KEYS: &[&str] = &["path", "reload", "timeout_ms", "max_series", "max_bytes"];
 const RELOAD_CHECK: Duration = Duration::from_secs(5);
@@ -137,9 +142,18 @@ impl MetricsStore for OpenMetricsFile {
     }
 
     fn query(&self, query: &MetricQuery, timeout: Duration) -> Result<QueryResult, PluginError> {
-        let started = Instant::now();
+        self.query_cancellable(query, timeout, &Cancel::new())
+    }
+
+    fn query_cancellable(
+        &self,
+        query: &MetricQuery,
+        timeout: Duration,
+        cancel: &Cancel,
+    ) -> Result<QueryResult, PluginError> {
+        let stop = Stop { deadline: Instant::now() + timeout, cancel: Some(cancel) };
         let c = self.configured()?;
-        eval::evaluate_capped(&c.store(), query, started + timeout, c.max_series)
+        eval::evaluate_until(&c.store(), query, stop, c.max_series)
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {

@@ -14,7 +14,9 @@
 //! Any other key is an error naming it. Structured queries are rendered to PromQL
 //! ([`promql::render`]); each call has a deadline, which is also sent as Prometheus's own
 //! `timeout` parameter. The plugin cannot use the host's tokio runtime, so it owns a small
-//! multi-thread runtime created in `configure` and blocks on it per call.
+//! multi-thread runtime created in `configure` and blocks on it per call. A call the host
+//! cancels drops its HTTP request within [`CANCEL_POLL`]: the connection closes, and
+//! Prometheus stops evaluating the query.
 #![forbid(unsafe_code)]
 
 pub mod answer;
@@ -23,7 +25,9 @@ pub mod promql;
 use std::{sync::Arc, time::Duration};
 
 use base64::Engine as _;
-use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime};
+use plugin_api::{
+    BackendStatus, Cancel, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime,
+};
 use prometheus_http_query::{Client, Error as PromError};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use tokio::runtime::Runtime;
@@ -40,6 +44,8 @@ const KNOWN_KEYS: &[&str] = &[
     "max_series",
 ];
 const DEFAULT_STATUS_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a running query looks at the host's cancellation flag (a flag has no waker).
+pub const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 /// A configured connection: the client and the runtime that drives it.
 struct Connected {
@@ -324,8 +330,23 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// Returns once `cancel` is set; never without one.
+async fn cancelled(cancel: Option<&Cancel>) {
+    let Some(cancel) = cancel else { return std::future::pending().await };
+    let mut tick = tokio::time::interval(CANCEL_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while !cancel.is_cancelled() {
+        tick.tick().await;
+    }
+}
+
 impl Connected {
-    fn query(&self, q: &MetricQuery, timeout: Duration) -> Result<QueryResult, PluginError> {
+    fn query(
+        &self,
+        q: &MetricQuery,
+        timeout: Duration,
+        cancel: Option<&Cancel>,
+    ) -> Result<QueryResult, PluginError> {
         if let QueryTime::Range { start, end, step } = q.time
             && (step <= 0 || end < start)
         {
@@ -352,11 +373,16 @@ impl Connected {
             read_answer(sent.map_err(map_error)?, self.max_bytes).await
         };
         tracing::debug!(query = %text, "prometheus query");
+        // Losing the race drops the request, which closes its connection.
         let result = self
             .runtime
             .block_on(async {
-                tokio::time::timeout(timeout.max(Duration::from_millis(1)), fut).await
+                tokio::select! {
+                    r = tokio::time::timeout(timeout.max(Duration::from_millis(1)), fut) => Some(r),
+                    () = cancelled(cancel) => None,
+                }
             })
+            .ok_or_else(PluginError::cancelled)?
             .map_err(|_| {
                 PluginError::timeout(format!(
                     "the store did not answer within {} ms",
@@ -404,7 +430,16 @@ impl MetricsStore for Prometheus {
     }
 
     fn query(&self, query: &MetricQuery, timeout: Duration) -> Result<QueryResult, PluginError> {
-        self.connected()?.query(query, timeout)
+        self.connected()?.query(query, timeout, None)
+    }
+
+    fn query_cancellable(
+        &self,
+        query: &MetricQuery,
+        timeout: Duration,
+        cancel: &Cancel,
+    ) -> Result<QueryResult, PluginError> {
+        self.connected()?.query(query, timeout, Some(cancel))
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {

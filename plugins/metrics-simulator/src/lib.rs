@@ -28,7 +28,10 @@ use std::{
 };
 
 use metrics_simulation::{Model, Topology};
-use plugin_api::{BackendStatus, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime};
+use metrics_store::eval::Stop;
+use plugin_api::{
+    BackendStatus, Cancel, MetricQuery, MetricsStore, PluginError, QueryResult, QueryTime,
+};
 
 use crate::live::Live;
 
@@ -138,7 +141,16 @@ impl MetricsStore for Simulator {
     }
 
     fn query(&self, query: &MetricQuery, timeout: Duration) -> Result<QueryResult, PluginError> {
-        let started = Instant::now();
+        self.query_cancellable(query, timeout, &Cancel::new())
+    }
+
+    fn query_cancellable(
+        &self,
+        query: &MetricQuery,
+        timeout: Duration,
+        cancel: &Cancel,
+    ) -> Result<QueryResult, PluginError> {
+        let stop = Stop { deadline: Instant::now() + timeout, cancel: Some(cancel) };
         let c = self.configured()?;
         let asked = match query.time {
             QueryTime::Instant(t) => t,
@@ -149,7 +161,7 @@ impl MetricsStore for Simulator {
             Clock::Query => asked,
         };
         c.live.advance_to(now);
-        c.live.evaluate(query, started + timeout, c.max_series)
+        c.live.evaluate(query, stop, c.max_series)
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {

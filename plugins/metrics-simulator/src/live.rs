@@ -1,9 +1,12 @@
 //! The live store: the model's samples over a sliding window, advanced on demand.
 
-use std::{sync::RwLock, time::Instant};
+use std::sync::RwLock;
 
 use metrics_simulation::Model;
-use metrics_store::{eval, store::Store};
+use metrics_store::{
+    eval::{self, Stop},
+    store::Store,
+};
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
 /// Self-metrics: the store's size, one sample per step like every series.
@@ -94,9 +97,9 @@ impl Live {
     pub fn evaluate(
         &self,
         query: &MetricQuery,
-        deadline: Instant,
+        stop: Stop<'_>,
         max_series: usize,
     ) -> Result<QueryResult, PluginError> {
-        eval::evaluate_capped(&self.read().store, query, deadline, max_series)
+        eval::evaluate_until(&self.read().store, query, stop, max_series)
     }
 }

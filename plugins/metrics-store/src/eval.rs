@@ -10,12 +10,15 @@
 //! - range functions drop the metric name; `sum by` keeps only the grouping labels;
 //! - `histogram_quantile` follows `bucketQuantile` (needs a `+Inf` bucket, coalesces equal
 //!   bounds, forces monotonic counts, interpolates linearly, the lowest bucket starts at 0).
+//!
+//! An evaluation stops early ([`Stop`]) past its deadline or once the host cancelled it,
+//! checked at every step and every 4,096 series.
 
 use std::{collections::HashMap, time::Instant};
 
 use plugin_api::{
-    HistogramStat, Label, MatchOp, MetricQuery, PluginError, QueryResult, QueryTime, RangeFunc,
-    Sample, Series,
+    Cancel, HistogramStat, Label, MatchOp, MetricQuery, PluginError, QueryResult, QueryTime,
+    RangeFunc, Sample, Series,
 };
 use regex::Regex;
 
@@ -27,6 +30,30 @@ const LOOKBACK_MS: f64 = 300_000.0;
 const MAX_POINTS: i64 = 11_000;
 
 type Key = Vec<(u32, u32)>;
+
+/// When an evaluation gives up: past its deadline, or once the host set its flag (nobody
+/// waits for the answer any more).
+#[derive(Clone, Copy)]
+pub struct Stop<'a> {
+    /// The call's deadline.
+    pub deadline: Instant,
+    /// The host's cancellation flag, when the call came with one.
+    pub cancel: Option<&'a Cancel>,
+}
+
+impl Stop<'_> {
+    /// Only a deadline.
+    pub fn at(deadline: Instant) -> Stop<'static> {
+        Stop { deadline, cancel: None }
+    }
+
+    fn check(&self) -> Result<(), PluginError> {
+        if self.cancel.is_some_and(Cancel::is_cancelled) {
+            return Err(PluginError::cancelled());
+        }
+        if Instant::now() > self.deadline { Err(timeout()) } else { Ok(()) }
+    }
+}
 
 enum Test {
     Eq(String),
@@ -202,13 +229,13 @@ fn vector(
     q: &MetricQuery,
     grouping: &Grouping,
     t_ms: f64,
-    deadline: Instant,
+    stop: Stop<'_>,
 ) -> Result<HashMap<Key, f64>, PluginError> {
     let window_ms = q.window_secs as f64 * 1000.0;
     let mut out: HashMap<Key, f64> = HashMap::new();
     for (n, id) in ids.iter().enumerate() {
-        if n % 4096 == 4095 && Instant::now() > deadline {
-            return Err(timeout());
+        if n % 4096 == 4095 {
+            stop.check()?;
         }
         let s = &store.series[*id as usize];
         let Some(v) = series_value(s, q.func, window_ms, t_ms) else { continue };
@@ -312,6 +339,16 @@ pub fn evaluate_capped(
     deadline: Instant,
     max_series: usize,
 ) -> Result<QueryResult, PluginError> {
+    evaluate_until(store, q, Stop::at(deadline), max_series)
+}
+
+/// Like [`evaluate_capped`], and also stops once `stop`'s flag is set.
+pub fn evaluate_until(
+    store: &Store,
+    q: &MetricQuery,
+    stop: Stop<'_>,
+    max_series: usize,
+) -> Result<QueryResult, PluginError> {
     let times: Vec<i64> = match q.time {
         QueryTime::Instant(t) => vec![t],
         QueryTime::Range { start, end, step } => {
@@ -368,8 +405,8 @@ pub fn evaluate_capped(
             let ids = select(store, base, &matchers);
             let grouping = Grouping { by, keep_name: q.func == RangeFunc::None };
             for &t in &times {
-                check(deadline)?;
-                for (k, v) in vector(store, &ids, q, &grouping, t as f64 * 1000.0, deadline)? {
+                stop.check()?;
+                for (k, v) in vector(store, &ids, q, &grouping, t as f64 * 1000.0, stop)? {
                     emit(k, t, v)?;
                 }
             }
@@ -380,9 +417,9 @@ pub fn evaluate_capped(
             // Binary operators match on the labels without the metric name.
             let grouping = Grouping { by, keep_name: false };
             for &t in &times {
-                check(deadline)?;
-                let num = vector(store, &sums, q, &grouping, t as f64 * 1000.0, deadline)?;
-                let den = vector(store, &counts, q, &grouping, t as f64 * 1000.0, deadline)?;
+                stop.check()?;
+                let num = vector(store, &sums, q, &grouping, t as f64 * 1000.0, stop)?;
+                let den = vector(store, &counts, q, &grouping, t as f64 * 1000.0, stop)?;
                 for (k, n) in num {
                     if let Some(d) = den.get(&k) {
                         emit(k, t, n / d)?;
@@ -401,9 +438,9 @@ pub fn evaluate_capped(
             });
             let grouping = Grouping { by, keep_name: false };
             for &t in &times {
-                check(deadline)?;
+                stop.check()?;
                 let mut groups: HashMap<Key, Vec<(f64, f64)>> = HashMap::new();
-                for (mut k, v) in vector(store, &ids, q, &grouping, t as f64 * 1000.0, deadline)? {
+                for (mut k, v) in vector(store, &ids, q, &grouping, t as f64 * 1000.0, stop)? {
                     let Some(pos) = k.iter().position(|(n, _)| *n == le) else { continue };
                     let (_, bound) = k.remove(pos);
                     let Some(bound) = parse_le(store.text(bound)) else { continue };
@@ -426,10 +463,6 @@ pub fn evaluate_capped(
         })
         .collect();
     Ok(QueryResult { series })
-}
-
-fn check(deadline: Instant) -> Result<(), PluginError> {
-    if Instant::now() > deadline { Err(timeout()) } else { Ok(()) }
 }
 
 #[cfg(test)]

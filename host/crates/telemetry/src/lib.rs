@@ -202,7 +202,7 @@ impl Metrics {
         );
         r.register(
             "backend_queries",
-            "Metric queries by backend and outcome (ok, error, timeout, coalesced, cached)",
+            "Metric queries by backend and outcome (ok, error, timeout, cancelled, coalesced, cached)",
             m.backend_queries.clone(),
         );
         r.register_with_unit(

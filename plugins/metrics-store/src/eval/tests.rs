@@ -233,3 +233,33 @@ fn evaluation_stops_at_a_deadline_that_passes_while_it_runs() {
     // It began with time left and gave up once the time was gone: stopped mid-evaluation.
     assert!(Instant::now() >= deadline);
 }
+
+#[test]
+fn evaluation_stops_once_the_host_cancels_it() {
+    // The same long evaluation, with a minute to run; the flag is set while it runs.
+    let text: String = (0..8192).map(|i| counter(&format!("{{a=\"{i}\"}}"), 0.0, 1.0, 5)).collect();
+    let store = load_str(&text, true).unwrap();
+    let mut query = q("c", RangeFunc::Rate, 60, 0);
+    query.time = QueryTime::Range { start: 1000, end: 11_000, step: 1 };
+    let cancel = plugin_api::Cancel::new();
+    let setter = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            cancel.cancel();
+            Instant::now()
+        })
+    };
+    let stop =
+        super::Stop { deadline: Instant::now() + Duration::from_secs(60), cancel: Some(&cancel) };
+    let e = super::evaluate_until(&store, &query, stop, usize::MAX).unwrap_err();
+    let set = setter.join().unwrap();
+    assert!(e.message.contains("cancelled"), "{}", e.message);
+    // A figure, not an assertion: speed is for benchmarks.
+    println!("stopped {:?} after the flag was set", Instant::now().saturating_duration_since(set));
+    // Already set: even a small query stops at its first step.
+    let small = load_str(&counter("", 0.0, 1.0, 41), true).unwrap();
+    let e = super::evaluate_until(&small, &q("c", RangeFunc::Rate, 60, 1300), stop, usize::MAX)
+        .unwrap_err();
+    assert!(e.message.contains("cancelled"), "{}", e.message);
+}
