@@ -122,16 +122,29 @@ pub struct Scope {
     pub deadline: Instant,
     /// When the request was cancelled (the first time).
     cancelled: Arc<OnceLock<Instant>>,
+    /// The same news for plugin calls on the request's behalf (appenders), across the ABI.
+    plugin_flag: plugin_api::Cancel,
 }
 
 impl Scope {
     pub fn new(timeout: Duration) -> Scope {
-        Scope { deadline: Instant::now() + timeout, cancelled: Arc::new(OnceLock::new()) }
+        Scope {
+            deadline: Instant::now() + timeout,
+            cancelled: Arc::new(OnceLock::new()),
+            plugin_flag: plugin_api::Cancel::new(),
+        }
     }
 
-    /// Marks the request as gone.
+    /// Marks the request as gone. A request past its deadline is cancelled too, when the
+    /// router gives up on it.
     pub fn cancel(&self) {
         let _ = self.cancelled.set(Instant::now());
+        self.plugin_flag.cancel();
+    }
+
+    /// The flag a plugin called for this request checks: set once the request is cancelled.
+    pub fn plugin_cancel(&self) -> plugin_api::Cancel {
+        self.plugin_flag.clone()
     }
 
     /// Whether the work should stop: cancelled, or past the deadline.
@@ -304,8 +317,11 @@ mod tests {
     fn a_scope_is_done_since_its_cancel_or_its_deadline_whichever_came_first() {
         let s = Scope::new(Duration::from_secs(60));
         assert!(!s.is_done() && s.done_since().is_none());
+        let flag = s.clone().plugin_cancel();
+        assert!(!flag.is_cancelled());
         let before = Instant::now();
         s.cancel();
+        assert!(flag.is_cancelled(), "plugins called for the request see it too");
         let since = s.done_since().expect("cancelled");
         assert!(s.is_done() && since >= before && since <= Instant::now());
         s.cancel();

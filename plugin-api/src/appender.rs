@@ -9,6 +9,7 @@ use abi_stable::{
 };
 
 use crate::{
+    cancel::Cancel,
     cluster::{ClusterData, ClusterKind},
     graph::{Graph, GraphRequest},
     guard::{guard, parse_config},
@@ -56,6 +57,20 @@ pub trait Appender: Send + Sync {
         data: &AppenderData,
         graph: &mut Graph,
     ) -> RResult<(), PluginError>;
+    /// Like `apply`, and may stop early once `cancel` is set (the request is gone: its client
+    /// left or it timed out; the host then discards the graph). Appended in 0.1.2, as
+    /// `MetricsBackend::query_cancellable` was: for an older library, which lacks this vtable
+    /// entry, the trait object runs this default body on the host's side.
+    fn apply_cancellable(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+        cancel: Cancel,
+    ) -> RResult<(), PluginError> {
+        drop(cancel);
+        self.apply(req, data, graph)
+    }
 }
 
 /// An appender as it crosses the boundary: a boxed stable trait object.
@@ -86,6 +101,19 @@ pub trait GraphAppender: Send + Sync + 'static {
         data: &AppenderData,
         graph: &mut Graph,
     ) -> Result<(), PluginError>;
+    /// What the host calls: [`GraphAppender::apply`], which a long-running appender may
+    /// override to check `cancel.is_cancelled()` now and then and return
+    /// `PluginError::cancelled()`. The default runs `apply` to its end.
+    fn apply_cancellable(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+        cancel: &Cancel,
+    ) -> Result<(), PluginError> {
+        let _ = cancel;
+        self.apply(req, data, graph)
+    }
 }
 
 /// Wraps a [`GraphAppender`] so that every entry point catches panics.
@@ -121,5 +149,105 @@ impl<T: GraphAppender> Appender for AppenderAdapter<T> {
         graph: &mut Graph,
     ) -> RResult<(), PluginError> {
         guard("appender apply", || self.read().apply(req, data, graph))
+    }
+    fn apply_cancellable(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+        cancel: Cancel,
+    ) -> RResult<(), PluginError> {
+        guard("appender apply", || self.read().apply_cancellable(req, data, graph, &cancel))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GraphType, compliance};
+
+    /// Removes one node per call to say which entry point ran: the first node for
+    /// `apply`, the last for the cancellable one, and none when it saw the flag set.
+    struct Trim;
+
+    impl GraphAppender for Trim {
+        fn name(&self) -> &str {
+            "trim"
+        }
+        fn apply(
+            &self,
+            _: &GraphRequest,
+            _: &AppenderData,
+            g: &mut Graph,
+        ) -> Result<(), PluginError> {
+            g.nodes.remove(0);
+            Ok(())
+        }
+        fn apply_cancellable(
+            &self,
+            _: &GraphRequest,
+            _: &AppenderData,
+            g: &mut Graph,
+            cancel: &Cancel,
+        ) -> Result<(), PluginError> {
+            if cancel.is_cancelled() {
+                return Err(PluginError::cancelled());
+            }
+            g.nodes.pop();
+            Ok(())
+        }
+    }
+
+    /// Implements `apply` alone, as every appender written before 0.1.2.
+    struct OnlyApply;
+
+    impl GraphAppender for OnlyApply {
+        fn name(&self) -> &str {
+            "only-apply"
+        }
+        fn apply(
+            &self,
+            _: &GraphRequest,
+            _: &AppenderData,
+            g: &mut Graph,
+        ) -> Result<(), PluginError> {
+            g.nodes.remove(0);
+            Ok(())
+        }
+    }
+
+    fn run(a: &AppenderBox, cancel: Option<Cancel>) -> (RResult<(), PluginError>, Graph) {
+        let req = compliance::request(GraphType::Workload, false);
+        let mut g = compliance::sample_graph();
+        let r = match cancel {
+            Some(c) => a.apply_cancellable(&req, &AppenderData::default(), &mut g, c),
+            None => a.apply(&req, &AppenderData::default(), &mut g),
+        };
+        (r, g)
+    }
+
+    #[test]
+    fn the_flag_crosses_the_boundary() {
+        let a = AppenderAdapter::boxed(Trim);
+        let whole = compliance::sample_graph();
+        let cancel = Cancel::new();
+        let (r, g) = run(&a, Some(cancel.clone()));
+        assert!(r.is_ok());
+        assert_eq!(g.nodes.as_slice(), &whole.nodes[..whole.nodes.len() - 1], "the last went");
+        cancel.cancel();
+        let (r, g) = run(&a, Some(cancel));
+        assert_eq!(r.into_result().map_err(|e| e.kind), Err(crate::ErrorKind::Timeout));
+        assert_eq!(g.nodes, whole.nodes, "stopped before touching the graph");
+        let (_, g) = run(&a, None);
+        assert_eq!(g.nodes.as_slice(), &whole.nodes[1..], "apply stays as it was");
+    }
+
+    #[test]
+    fn an_appender_with_apply_alone_answers_the_cancellable_call() {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let (r, g) = run(&AppenderAdapter::boxed(OnlyApply), Some(cancel));
+        assert!(r.is_ok());
+        assert_eq!(g.nodes.as_slice(), &compliance::sample_graph().nodes[1..]);
     }
 }

@@ -269,8 +269,18 @@ fn wait_for_busy(m: &Meshlens, n: u64) {
     assert_eq!(cpu_busy(m), Some(n), "CPU pool jobs");
 }
 
+/// Waits (bounded) for a log line containing `text`.
+fn wait_for_log(m: &Meshlens, text: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !m.logged(text) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    m.logged(text)
+}
+
 /// One slot, one CPU thread; six appenders of one second each: a graph costs six seconds
-/// unless it is stopped between appenders. The next request may wait four seconds.
+/// unless it is stopped. Each appender checks the request's cancellation flag while it
+/// spins. The next request may wait four seconds.
 fn slow_graph_server(prom: &PromServer, env: &[(&str, &str)]) -> Meshlens {
     start_with(
         prom,
@@ -295,6 +305,8 @@ fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     // The pool frees up and says why.
     wait_for_busy(&m, 0);
     assert_stopped(&m, 1, "the build was stopped, not finished");
+    // The appender under way saw the flag and stopped mid-way, not at its end.
+    assert!(wait_for_log(&m, "slow1 stopped: the request is gone"), "slow1 was told");
     // Its slot is free: the next expensive request is admitted, not refused after the wait.
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a client went away: {}", r.text());
@@ -310,6 +322,8 @@ fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
     assert!(r.text().contains("timed out"), "{}", r.text());
     wait_for_busy(&m, 0);
     assert_stopped(&m, 1, "the build was stopped, not finished");
+    // The appender under way at the deadline was told, and stopped mid-way.
+    assert!(wait_for_log(&m, "stopped: the request is gone"), "the appender was told");
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a request timed out: {}", r.text());
 }

@@ -229,9 +229,12 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             for ((name, a), data) in appenders.iter().zip(per_appender.iter()) {
                 scope.check()?;
                 let t = Instant::now();
-                let applied = a.apply(&req, data, &mut g);
+                // An appender that checks the flag stops mid-way when the request goes.
+                let applied = a.apply_cancellable(&req, data, &mut g, scope.plugin_cancel());
                 m.graph_phase("appender", name, t.elapsed());
                 if let RResult::RErr(e) = applied {
+                    // Stopped because the request is gone: not the appender's failure.
+                    scope.check()?;
                     return Err(plugin_error(name, e));
                 }
             }

@@ -1,11 +1,13 @@
 //! Test plugin: six appenders, `slow1` … `slow6`, each of which spins on the CPU for
 //! `ms` milliseconds (`[appenders.slowN] ms`, default 1000) and changes nothing. A graph
-//! that runs all six costs six seconds of CPU unless the host stops between appenders.
+//! that runs all six costs six seconds of CPU unless the host stops it. Each checks the
+//! host's cancellation flag while it spins and stops at once when it is set, saying so in
+//! the log (`slowN stopped: the request is gone`).
 #![forbid(unsafe_code)]
 
 use std::time::{Duration, Instant};
 
-use plugin_api::{AppenderData, Graph, GraphAppender, GraphRequest, PluginError};
+use plugin_api::{AppenderData, Cancel, Graph, GraphAppender, GraphRequest, PluginError};
 
 /// Spins for `ms` milliseconds per call.
 pub struct Slow {
@@ -25,10 +27,28 @@ impl GraphAppender for Slow {
         }
         Ok(())
     }
-    fn apply(&self, _: &GraphRequest, _: &AppenderData, _: &mut Graph) -> Result<(), PluginError> {
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        g: &mut Graph,
+    ) -> Result<(), PluginError> {
+        self.apply_cancellable(req, data, g, &Cancel::new())
+    }
+    fn apply_cancellable(
+        &self,
+        _: &GraphRequest,
+        _: &AppenderData,
+        _: &mut Graph,
+        cancel: &Cancel,
+    ) -> Result<(), PluginError> {
         let until = Instant::now() + Duration::from_millis(self.ms);
         let mut x: u64 = 1;
         while Instant::now() < until {
+            if cancel.is_cancelled() {
+                tracing::info!("{} stopped: the request is gone", self.name);
+                return Err(PluginError::cancelled());
+            }
             for _ in 0..10_000 {
                 x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
             }
