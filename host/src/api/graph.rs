@@ -191,23 +191,25 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
                 let t = Instant::now();
                 // The appenders' owned copies and cluster data are CPU work too: here, not on
                 // the async workers that answer the cheap operations.
-                let per_appender: Vec<AppenderData> = appender_inputs
-                    .into_iter()
-                    .map(|(handle, kinds)| {
-                        // Appenders get their answers as owned values across the ABI, rounded
-                        // as the traffic values are; an answer is moved, not copied, unless
-                        // another owner shares it.
-                        let mut results: Vec<QueryResult> =
-                            answers.take(handle).into_iter().map(owned).collect();
-                        round_results(&mut results);
-                        let cluster = if kinds.is_empty() {
-                            Default::default()
-                        } else {
-                            cluster.cluster_data(&kinds, &opts.namespaces)
-                        };
-                        AppenderData { cluster, results: results.into() }
-                    })
-                    .collect();
+                let mut per_appender: Vec<AppenderData> = Vec::with_capacity(appender_inputs.len());
+                for (handle, kinds) in appender_inputs {
+                    // Once the request is gone the rest is not copied (checked after the join).
+                    if scope.is_done() {
+                        return per_appender;
+                    }
+                    // Appenders get their answers as owned values across the ABI, rounded as
+                    // the traffic values are; an answer is moved, not copied, unless another
+                    // owner shares it.
+                    let mut results: Vec<QueryResult> =
+                        answers.take(handle).into_iter().map(owned).collect();
+                    round_results(&mut results);
+                    let cluster = if kinds.is_empty() {
+                        Default::default()
+                    } else {
+                        cluster.cluster_data(&kinds, &opts.namespaces)
+                    };
+                    per_appender.push(AppenderData { cluster, results: results.into() });
+                }
                 m.graph_phase("prepare", "", t.elapsed());
                 per_appender
             };
@@ -226,6 +228,8 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             let (per_appender, g) = rayon::join(prepare, build);
             let per_appender = DropLater::new(per_appender);
             let mut g = DropLater::new(g.map_err(|_| Scope::gone())?);
+            // Also when only the preparing stopped: its inputs may be short.
+            scope.check()?;
             for ((name, a), data) in appenders.iter().zip(per_appender.iter()) {
                 scope.check()?;
                 let t = Instant::now();
