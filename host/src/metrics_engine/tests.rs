@@ -25,13 +25,7 @@ impl MetricsStore for Stub {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         std::thread::sleep(Duration::from_millis(200));
         let v = (self.value)(q.metric.as_str(), n);
-        Ok(QueryResult {
-            series: vec![plugin_api::Series {
-                labels: Default::default(),
-                samples: vec![plugin_api::Sample { t: 0.0, v }].into(),
-            }]
-            .into(),
-        })
+        Ok(one_series(v))
     }
     fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
         Err(PluginError::unavailable("down"))
@@ -204,13 +198,7 @@ impl MetricsStore for Spinner {
         } else {
             n as f64
         };
-        Ok(QueryResult {
-            series: vec![plugin_api::Series {
-                labels: Default::default(),
-                samples: vec![plugin_api::Sample { t: 0.0, v }].into(),
-            }]
-            .into(),
-        })
+        Ok(one_series(v))
     }
     fn status(&self) -> Result<plugin_api::BackendStatus, PluginError> {
         Err(PluginError::unavailable("down"))
@@ -367,4 +355,15 @@ async fn a_query_waiting_for_a_backend_slot_is_dropped_without_reaching_the_stor
     let r = s.engine.query(query("c")).await.unwrap();
     assert_eq!(r.series[0].samples[0].v, 2.0);
     assert_eq!(s.flags.lock().unwrap().len(), 2, "the queued query never reached the store");
+}
+
+/// An answer of one unlabelled series with one sample, `v`.
+fn one_series(v: f64) -> QueryResult {
+    QueryResult {
+        series: vec![plugin_api::Series {
+            labels: Default::default(),
+            samples: vec![plugin_api::Sample { t: 0.0, v }].into(),
+        }]
+        .into(),
+    }
 }
