@@ -151,7 +151,7 @@ impl MetricsStore for OpenMetricsFile {
         timeout: Duration,
         cancel: &Cancel,
     ) -> Result<QueryResult, PluginError> {
-        let stop = Stop { deadline: Instant::now() + timeout, cancel: Some(cancel) };
+        let stop = Stop::within(timeout, cancel);
         let c = self.configured()?;
         eval::evaluate_until(&c.store(), query, stop, c.max_series)
     }

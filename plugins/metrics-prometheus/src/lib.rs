@@ -330,9 +330,8 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// Returns once `cancel` is set; never without one.
-async fn cancelled(cancel: Option<&Cancel>) {
-    let Some(cancel) = cancel else { return std::future::pending().await };
+/// Returns once `cancel` is set.
+async fn cancelled(cancel: &Cancel) {
     let mut tick = tokio::time::interval(CANCEL_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while !cancel.is_cancelled() {
@@ -345,7 +344,7 @@ impl Connected {
         &self,
         q: &MetricQuery,
         timeout: Duration,
-        cancel: Option<&Cancel>,
+        cancel: &Cancel,
     ) -> Result<QueryResult, PluginError> {
         if let QueryTime::Range { start, end, step } = q.time
             && (step <= 0 || end < start)
@@ -430,7 +429,7 @@ impl MetricsStore for Prometheus {
     }
 
     fn query(&self, query: &MetricQuery, timeout: Duration) -> Result<QueryResult, PluginError> {
-        self.connected()?.query(query, timeout, None)
+        self.query_cancellable(query, timeout, &Cancel::new())
     }
 
     fn query_cancellable(
@@ -439,7 +438,7 @@ impl MetricsStore for Prometheus {
         timeout: Duration,
         cancel: &Cancel,
     ) -> Result<QueryResult, PluginError> {
-        self.connected()?.query(query, timeout, Some(cancel))
+        self.connected()?.query(query, timeout, cancel)
     }
 
     fn status(&self) -> Result<BackendStatus, PluginError> {

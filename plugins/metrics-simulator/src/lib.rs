@@ -150,7 +150,7 @@ impl MetricsStore for Simulator {
         timeout: Duration,
         cancel: &Cancel,
     ) -> Result<QueryResult, PluginError> {
-        let stop = Stop { deadline: Instant::now() + timeout, cancel: Some(cancel) };
+        let stop = Stop::within(timeout, cancel);
         let c = self.configured()?;
         let asked = match query.time {
             QueryTime::Instant(t) => t,

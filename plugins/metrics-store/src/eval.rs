@@ -41,10 +41,15 @@ pub struct Stop<'a> {
     pub cancel: Option<&'a Cancel>,
 }
 
-impl Stop<'_> {
+impl<'a> Stop<'a> {
     /// Only a deadline.
     pub fn at(deadline: Instant) -> Stop<'static> {
         Stop { deadline, cancel: None }
+    }
+
+    /// A call's: `timeout` from now, or once the host sets `cancel`.
+    pub fn within(timeout: std::time::Duration, cancel: &'a Cancel) -> Stop<'a> {
+        Stop { deadline: Instant::now() + timeout, cancel: Some(cancel) }
     }
 
     fn check(&self) -> Result<(), PluginError> {
