@@ -19,7 +19,7 @@ use std::{
 
 use abi_stable::std_types::RResult;
 use futures::{FutureExt, future::try_join_all};
-use inflight::{Inflight, Joined, Sending};
+use inflight::{Inflight, Joined, Sending, SharedQuery, Waiter, Waiters};
 use meshlens_query_batch::{Answers, QueryBatch};
 use plugin_api::{
     BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime,
@@ -105,6 +105,12 @@ enum Detection {
     Neither(std::time::Instant),
 }
 
+/// A query's answer at hand, or a share of it in flight.
+enum Joining<'a> {
+    Ready(Result<Arc<QueryResult>, MetricsError>),
+    Waiting(SharedQuery, Waiter<'a>),
+}
+
 /// The host's one way to the metrics store.
 pub struct MetricsEngine {
     backend: Option<Arc<MetricsBackendBox>>,
@@ -181,6 +187,39 @@ impl MetricsEngine {
     /// finishes on its own. Left unpolled in the map, it would hand its old answer (an error
     /// from an outage, or old data) to the next identical query.
     pub async fn query(self: &Arc<Self>, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
+        match self.join(q) {
+            Joining::Ready(r) => r,
+            Joining::Waiting(shared, waiter) => {
+                // Dropped with this future: the last caller to go cancels the query.
+                let _waiter = waiter;
+                shared.await
+            }
+        }
+    }
+
+    /// Runs every query concurrently; results in the same order. The first failure wins,
+    /// and the others are given up, all at once.
+    pub async fn query_all(
+        self: &Arc<Self>,
+        qs: Vec<MetricQuery>,
+    ) -> Result<Vec<Arc<QueryResult>>, MetricsError> {
+        let mut waiters = Vec::with_capacity(qs.len());
+        let answers: Vec<_> = qs
+            .into_iter()
+            .map(|q| match self.join(q) {
+                Joining::Ready(r) => futures::future::ready(r).left_future(),
+                Joining::Waiting(shared, waiter) => {
+                    waiters.push(waiter);
+                    shared.right_future()
+                }
+            })
+            .collect();
+        let _waiters = Waiters(waiters);
+        try_join_all(answers).await
+    }
+
+    /// The cached answer, or a share of the query in flight (started if need be).
+    fn join(self: &Arc<Self>, q: MetricQuery) -> Joining<'_> {
         // The calling request's deadline bounds the backend call too (the first caller's,
         // when identical queries coalesce).
         let deadline = crate::limits::current().map(|s| s.deadline);
@@ -193,7 +232,7 @@ impl MetricsEngine {
                 m.cache_hits.inc();
                 m.backend_query(&self.backend_name, "cached");
                 telemetry::count_query(QueryOutcome::Cached);
-                return Ok(hit);
+                return Joining::Ready(Ok(hit));
             }
             m.cache_misses.inc();
         }
@@ -201,7 +240,7 @@ impl MetricsEngine {
         let Joined { shared, waiter, coalesced } = self.inflight.join(key.clone(), |sending| {
             let this = self.clone();
             let task = tokio::spawn(async move {
-                let r = this.send(q, deadline, &sending).await;
+                let r = this.send(q, &key, deadline, &sending).await;
                 // A cancelled query's answer goes nowhere: its entry left the map with its
                 // last waiter, and it is never cached.
                 if this.inflight.answered(&key, &sending)
@@ -227,17 +266,7 @@ impl MetricsEngine {
         } else {
             telemetry::count_query(QueryOutcome::Sent);
         }
-        // Dropped with this future: the last caller to go cancels the query.
-        let _waiter = waiter;
-        shared.await
-    }
-
-    /// Runs every query concurrently; results in the same order. The first failure wins.
-    pub async fn query_all(
-        self: &Arc<Self>,
-        qs: Vec<MetricQuery>,
-    ) -> Result<Vec<Arc<QueryResult>>, MetricsError> {
-        try_join_all(qs.into_iter().map(|q| self.query(q))).await
+        Joining::Waiting(shared, waiter)
     }
 
     /// Runs a typed batch: every owner's queries at once, each owner's answers by its handle.
@@ -250,8 +279,9 @@ impl MetricsEngine {
     async fn send(
         &self,
         q: MetricQuery,
+        key: &str,
         deadline: Option<std::time::Instant>,
-        sending: &Sending,
+        sending: &Arc<Sending>,
     ) -> Result<Arc<QueryResult>, MetricsError> {
         let backend =
             self.backend.clone().ok_or_else(|| MetricsError::NoBackend(self.missing.clone()))?;
@@ -267,7 +297,10 @@ impl MetricsEngine {
                 _ => return Err(MetricsError::Timeout(self.timeout)),
             },
         };
-        let Some(permit) = permit.filter(|_| !sending.cancel.is_cancelled()) else {
+        // Under the in-flight map's lock, which a request leaving holds until all its
+        // queries have left: one freed slot must not let a sibling through.
+        let wanted = !sending.cancel.is_cancelled() && self.inflight.wanted(key, sending);
+        let Some(permit) = permit.filter(|_| wanted) else {
             telemetry::metrics().backend_query(&self.backend_name, "cancelled");
             tracing::debug!(backend = %self.backend_name, "query cancelled before it was sent");
             return Err(MetricsError::Cancelled);

@@ -77,7 +77,7 @@ impl Inflight {
                 (shared, sending, false)
             }
         };
-        Joined { shared, waiter: Waiter { inflight: self, key, sending }, coalesced }
+        Joined { shared, waiter: Waiter { inflight: self, key, sending: Some(sending) }, coalesced }
     }
 
     /// Called by the query's task once the backend answered: whether the answer still
@@ -92,6 +92,12 @@ impl Inflight {
             // Cancelled (the entry left with its last waiter), and maybe sent again since.
             _ => false,
         }
+    }
+
+    /// Whether the query sent with `sending` still has callers waiting (checked by its task
+    /// once it has a backend slot, just before the backend call).
+    pub fn wanted(&self, key: &str, sending: &Arc<Sending>) -> bool {
+        self.lock().get(key).is_some_and(|e| Arc::ptr_eq(&e.sending, sending))
     }
 
     /// Removes the query's own entry; a later identical query's entry stays.
@@ -119,16 +125,18 @@ impl Inflight {
 pub(super) struct Waiter<'a> {
     inflight: &'a Inflight,
     key: String,
-    sending: Arc<Sending>,
+    /// `None` once it has left.
+    sending: Option<Arc<Sending>>,
 }
 
-impl Drop for Waiter<'_> {
-    fn drop(&mut self) {
-        let mut map = self.inflight.lock();
+impl Waiter<'_> {
+    /// Leaves the entry, under the map's lock; the last caller to leave cancels the query.
+    fn leave(&mut self, map: &mut HashMap<String, Entry>) {
+        let Some(sending) = self.sending.take() else { return };
         // After an answer the task has removed the entry already (or marked it answered):
         // nothing to cancel.
         let Some(e) = map.get_mut(&self.key) else { return };
-        if !Arc::ptr_eq(&e.sending, &self.sending) {
+        if !Arc::ptr_eq(&e.sending, &sending) {
             return;
         }
         e.waiters = e.waiters.saturating_sub(1);
@@ -137,7 +145,92 @@ impl Drop for Waiter<'_> {
         }
         // Under the lock: nobody can join between the last waiter leaving and the flag.
         map.remove(&self.key);
-        self.sending.cancel.cancel();
-        self.sending.abandoned.notify_one();
+        sending.cancel.cancel();
+        sending.abandoned.notify_one();
+    }
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        if self.sending.is_some() {
+            let inflight = self.inflight;
+            self.leave(&mut inflight.lock());
+        }
+    }
+}
+
+/// One request's waiters on its queries, which all leave at once, under one hold of the
+/// map's lock. Left one by one, a query that was waiting for a backend slot could take the
+/// slot that its sibling's cancellation freed, and reach the backend, before its own
+/// waiter had left; [`Inflight::wanted`] waits for this lock.
+pub(super) struct Waiters<'a>(pub Vec<Waiter<'a>>);
+
+impl Drop for Waiters<'_> {
+    fn drop(&mut self) {
+        let Some(inflight) = self.0.first().map(|w| w.inflight) else { return };
+        let mut map = inflight.lock();
+        for w in &mut self.0 {
+            w.leave(&mut map);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::FutureExt;
+
+    use super::*;
+
+    /// Joins a query nobody answers; returns the waiter and what its task would watch.
+    fn join<'a>(inflight: &'a Inflight, key: &str) -> (Waiter<'a>, Arc<Sending>) {
+        let mut seen = None;
+        let j = inflight.join(key.into(), |s| {
+            seen = Some(s);
+            futures::future::pending().boxed().shared()
+        });
+        (j.waiter, seen.expect("started"))
+    }
+
+    /// A request's queries leave together: a sibling that takes the slot freed by the first
+    /// one's cancellation (here, the instant that flag is set) finds itself no longer wanted.
+    /// (Left one by one, that sibling could be wanted still in that instant, if the leaving
+    /// thread was preempted between the two: a rare race, which the end-to-end test
+    /// `backend_cancel` once lost.)
+    #[test]
+    fn a_request_leaving_gives_up_all_its_queries_before_any_slot_frees() {
+        for round in 0..200 {
+            let inflight = Inflight::default();
+            let (wa, a) = join(&inflight, "a");
+            let (wb, b) = join(&inflight, "b");
+            let seen_wanted = std::thread::scope(|t| {
+                let sibling = t.spawn(|| {
+                    // The slot holder stops as soon as it sees its flag; the sibling gets the
+                    // slot and asks, as `send` does, whether it is still wanted.
+                    while !a.cancel.is_cancelled() {
+                        std::hint::spin_loop();
+                    }
+                    inflight.wanted("b", &b)
+                });
+                drop(Waiters(vec![wa, wb]));
+                sibling.join().expect("sibling")
+            });
+            assert!(!seen_wanted, "round {round}: the sibling was still wanted");
+            assert!(b.cancel.is_cancelled());
+            assert!(inflight.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_waiter_of_a_query_another_caller_shares_leaves_it_running() {
+        let inflight = Inflight::default();
+        let (first, sending) = join(&inflight, "a");
+        let second = inflight.join("a".into(), |_| unreachable!("joined, not started"));
+        assert!(second.coalesced);
+        drop(Waiters(vec![first]));
+        assert!(!sending.cancel.is_cancelled());
+        assert!(inflight.wanted("a", &sending));
+        drop(second);
+        assert!(sending.cancel.is_cancelled());
+        assert!(!inflight.wanted("a", &sending));
     }
 }
