@@ -106,6 +106,23 @@ pub fn tls_acceptor(cfg: &ServerConfig) -> Result<Option<TlsAcceptor>, TlsError>
     Ok(Some(TlsAcceptor::from(Arc::new(config))))
 }
 
+/// Binds the service's port with the longest accept queue the kernel allows (it caps the
+/// request at `net.core.somaxconn`, as Go's servers ask). A plain bind asked for 128
+/// places: a burst of a few thousand new connections, as a load balancer's reconnects are,
+/// overflowed it while the accept loop was busy, and the clients past it waited for SYN
+/// retries, or were reset when SYN cookies had answered them.
+pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As a plain bind does on Unix: a restart need not wait for the old port's TIME_WAITs.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(65_535)
+}
+
 /// Accepts connections until `stop` turns true, then stops accepting, asks every
 /// connection to finish what it is serving and close, and returns once all have closed or
 /// `limits.drain_timeout` has passed (the number still open then).

@@ -28,7 +28,7 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     let mut signals = Signals::install()?;
     let tls = listener::tls_acceptor(&state.config.server)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
-    let tcp = tokio::net::TcpListener::bind(SocketAddr::new(ip, state.config.server.port)).await?;
+    let tcp = listener::bind(SocketAddr::new(ip, state.config.server.port))?;
     let addr = tcp.local_addr()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!("meshlens listening on {scheme}://{addr}");

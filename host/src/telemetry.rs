@@ -193,7 +193,7 @@ pub async fn serve_metrics_port(
     port: u16,
 ) -> std::io::Result<()> {
     use warp::Filter;
-    let listener = tokio::net::TcpListener::bind((ip, port)).await?;
+    let listener = crate::listener::bind(std::net::SocketAddr::new(ip, port))?;
     let addr = listener.local_addr()?;
     tracing::info!("meshlens metrics on http://{addr}/metrics");
     println!("meshlens metrics on http://{addr}/metrics");

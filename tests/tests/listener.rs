@@ -63,6 +63,43 @@ fn idle_half_open_connections_do_not_lock_clients_out_and_are_closed() {
     );
 }
 
+/// Clients past `max_connections` wait in the kernel's accept queue, and a burst of them is
+/// not lost: with the one connection the service may serve held open, a thousand more
+/// connect and send their requests, and each is answered once the holder leaves. (A plain
+/// bind's queue held 128: the 129th connect hung in SYN retries.)
+#[test]
+fn a_burst_of_connections_past_the_limit_waits_in_the_accept_queue() {
+    let m = start("max_connections = 1");
+    let mut holder = TcpStream::connect(&m.addr).expect("connect");
+    holder.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
+    holder.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let mut buf = [0u8; 1024];
+    let n = holder.read(&mut buf).expect("the holder's answer");
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf[..n]));
+
+    let addr: std::net::SocketAddr = m.addr.parse().expect("address");
+    let waiting: Vec<TcpStream> = (0..1000)
+        .map(|i| {
+            let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))
+                .unwrap_or_else(|e| panic!("connection {i} past the limit: {e}"));
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .unwrap_or_else(|e| panic!("request {i}: {e}"));
+            s
+        })
+        .collect();
+    drop(holder);
+    for (i, mut s) in waiting.into_iter().enumerate() {
+        s.set_read_timeout(Some(Duration::from_secs(30))).ok();
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).unwrap_or_else(|e| panic!("answer {i}: {e}"));
+        assert!(
+            answer.starts_with(b"HTTP/1.1 200"),
+            "answer {i}: {}",
+            String::from_utf8_lossy(&answer)
+        );
+    }
+}
+
 #[test]
 fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
     let m = start("header_read_timeout = \"60s\"\nidle_timeout = \"1s\"");
