@@ -298,9 +298,9 @@ impl MetricsEngine {
             },
         };
         // Under the in-flight map's lock, which a request leaving holds until all its
-        // queries have left: one freed slot must not let a sibling through.
-        let wanted = !sending.cancel.is_cancelled() && self.inflight.wanted(key, sending);
-        let Some(permit) = permit.filter(|_| wanted) else {
+        // queries have left (and their flags are set): one freed slot must not let a
+        // sibling through.
+        let Some(permit) = permit.filter(|_| self.inflight.wanted(key, sending)) else {
             telemetry::metrics().backend_query(&self.backend_name, "cancelled");
             tracing::debug!(backend = %self.backend_name, "query cancelled before it was sent");
             return Err(MetricsError::Cancelled);
