@@ -345,26 +345,36 @@ impl<'de> Visitor<'de> for LabelsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Labels, A::Error> {
-        // Istio's traffic series carry a dozen labels; the JSON reader gives no size hint.
-        let mut labels: Vec<Label> = Vec::with_capacity(map.size_hint().unwrap_or(16));
-        while let Some((name, value)) = map.next_entry::<LabelText, LabelText>()? {
-            labels.push(Label { name: name.0, value: value.0 });
-        }
-        // Prometheus sends them sorted; anything else is sorted here.
-        if !labels.windows(2).all(|w| w[0].name.as_str() < w[1].name.as_str()) {
-            labels.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
-            // Of a repeated name, the last value wins (a stable sort keeps their order).
-            let mut kept: Vec<Label> = Vec::with_capacity(labels.len());
-            for l in labels {
-                match kept.last_mut() {
-                    Some(last) if last.name == l.name => *last = l,
-                    _ => kept.push(l),
+        // Read into a reused buffer, then kept at their exact count: the JSON reader gives no
+        // size hint, and a list grown to Istio's dozen labels would hold room for 16.
+        SCRATCH.with_borrow_mut(|labels| {
+            labels.clear();
+            while let Some((name, value)) = map.next_entry::<LabelText, LabelText>()? {
+                labels.push(Label { name: name.0, value: value.0 });
+            }
+            // Prometheus sends them sorted; anything else is sorted here.
+            if !labels.windows(2).all(|w| w[0].name.as_str() < w[1].name.as_str()) {
+                labels.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+                // Of a repeated name, the last value wins (a stable sort keeps their order).
+                let mut i = 1;
+                while i < labels.len() {
+                    if labels[i - 1].name == labels[i].name {
+                        labels.remove(i - 1);
+                    } else {
+                        i += 1;
+                    }
                 }
             }
-            labels = kept;
-        }
-        Ok(Labels(labels.into()))
+            let mut kept = RVec::with_capacity(labels.len());
+            kept.extend(labels.drain(..));
+            Ok(Labels(kept))
+        })
     }
+}
+
+thread_local! {
+    /// One series' labels as they are read (see [`LabelsVisitor`]).
+    static SCRATCH: std::cell::RefCell<Vec<Label>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// `[time, "value"]`.

@@ -94,7 +94,14 @@ fn reference(body: &str) -> Seen {
 
 fn ours(body: &str) -> Seen {
     match decode(body.as_bytes()) {
-        Ok(Answer::Data(r)) => seen_result(r),
+        Ok(Answer::Data(r)) => {
+            // Each series' labels are held at their exact count (the answer cache's size
+            // estimate and the memory a large answer takes both depend on it).
+            for s in r.series.iter() {
+                assert_eq!(s.labels.capacity(), s.labels.len(), "body: {body}");
+            }
+            seen_result(r)
+        }
         Ok(Answer::Error(e)) => Seen::Error(e),
         Err(_) => Seen::Invalid,
     }
