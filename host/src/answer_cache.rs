@@ -5,6 +5,12 @@
 //! queue in insertion order is the whole eviction policy (expired first, then oldest while
 //! over the byte bound). Handlers align "now" to the TTL ([`AnswerCache::align`]) so that
 //! requests within one time bucket send identical queries.
+//!
+//! An answer for a time off that grid (a client's explicit `queryTime`, which clients such
+//! as Kiali's console set to their own "now" on every refresh) is kept only when its query
+//! is asked a second time within one TTL, as `proxy_cache_min_uses 2` does in nginx: kept at
+//! once, answers that no one asks for again held the bound's worth of memory, and every new
+//! answer then took fresh pages from the OS.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -30,19 +36,30 @@ struct Inner {
     order: VecDeque<(String, Instant, u64)>,
     bytes: u64,
     next_seq: u64,
+    /// Misses of off-grid queries within the last TTL, by key hash: the first sighting.
+    seen: HashMap<u64, Instant>,
 }
+
+/// Most first sightings remembered; past it, expired ones go, then (if need be) all.
+const MAX_SEEN: usize = 16_384;
 
 /// Answers of past-time queries, kept for one TTL within a byte bound.
 pub struct AnswerCache {
     ttl: Duration,
     max_bytes: u64,
     inner: Mutex<Inner>,
+    hasher: std::hash::RandomState,
 }
 
 impl AnswerCache {
     /// `None` when `ttl` is zero (the cache is off).
     pub fn new(ttl: Duration, max_bytes: u64) -> Option<AnswerCache> {
-        (!ttl.is_zero()).then(|| AnswerCache { ttl, max_bytes, inner: Mutex::default() })
+        (!ttl.is_zero()).then(|| AnswerCache {
+            ttl,
+            max_bytes,
+            inner: Mutex::default(),
+            hasher: std::hash::RandomState::new(),
+        })
     }
 
     /// `now` rounded down to the TTL (whole seconds): the evaluation time of requests
@@ -59,6 +76,33 @@ impl AnswerCache {
             QueryTime::Range { end, .. } => end,
         };
         t <= now
+    }
+
+    /// After a miss: whether the answer to `q` (under `key`) is to be kept when it arrives.
+    /// On the TTL's grid (a time that defaulted to now), always; off it, when the same query
+    /// missed before within one TTL.
+    pub fn admits(&self, key: &str, q: &MetricQuery, now: Instant) -> bool {
+        let t = match q.time {
+            QueryTime::Instant(t) => t,
+            QueryTime::Range { end, .. } => end,
+        };
+        if self.align(t) == t {
+            return true;
+        }
+        let hash = std::hash::BuildHasher::hash_one(&self.hasher, key);
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.seen.get(&hash).is_some_and(|first| now < *first + self.ttl) {
+            return true;
+        }
+        if inner.seen.len() >= MAX_SEEN {
+            let ttl = self.ttl;
+            inner.seen.retain(|_, first| now < *first + ttl);
+            if inner.seen.len() >= MAX_SEEN {
+                inner.seen.clear();
+            }
+        }
+        inner.seen.insert(hash, now);
+        false
     }
 
     /// The kept answer for `key`, if it has not expired.
@@ -112,22 +156,35 @@ impl AnswerCache {
     }
 }
 
-/// Roughly what an answer holds on the heap: strings, samples and per-item overhead.
+/// What an answer holds on the heap, as allocated: every buffer at its capacity, rounded to
+/// the allocator's 16-byte granules plus one granule of overhead. Counting string lengths and
+/// a flat per-label cost instead undercounted a large answer about 2.5-fold, so a 64 MiB
+/// bound held some 160 MiB.
 fn estimate_bytes(key: &str, r: &QueryResult) -> u64 {
+    fn block(bytes: usize) -> usize {
+        if bytes == 0 { 0 } else { bytes.div_ceil(16) * 16 + 16 }
+    }
     let series: usize = r
         .series
         .iter()
         .map(|s| {
-            let labels: usize = s.labels.iter().map(|l| l.name.len() + l.value.len() + 48).sum();
-            labels + s.samples.len() * std::mem::size_of::<plugin_api::Sample>() + 48
+            let strings: usize =
+                s.labels.iter().map(|l| block(l.name.capacity()) + block(l.value.capacity())).sum();
+            strings
+                + block(s.labels.capacity() * std::mem::size_of::<plugin_api::Label>())
+                + block(s.samples.capacity() * std::mem::size_of::<plugin_api::Sample>())
         })
         .sum();
-    (key.len() * 2 + series + 128) as u64
+    let list = block(r.series.capacity() * std::mem::size_of::<plugin_api::Series>());
+    // The key twice (map and queue), the entry, and the Arc around the answer.
+    (block(key.len()) * 2 + series + list + 128) as u64
 }
 
 #[cfg(test)]
 mod tests {
-    use plugin_api::{HistogramStat, Label, RangeFunc, Sample, Series};
+    use plugin_api::{
+        HistogramStat, Label, RangeFunc, Sample, Series, abi_stable::std_types::RVec,
+    };
 
     use super::*;
 
@@ -193,6 +250,50 @@ mod tests {
         let c = AnswerCache::new(Duration::from_secs(10), 1).unwrap();
         assert_eq!(c.align(1_700_000_009), 1_700_000_000);
         assert_eq!(c.align(1_700_000_010), 1_700_000_010);
+    }
+
+    #[test]
+    fn off_grid_answers_are_kept_from_their_second_miss_within_a_ttl() {
+        let c = AnswerCache::new(Duration::from_secs(10), 1 << 20).unwrap();
+        let t0 = Instant::now();
+        // A time that defaulted to now (on the TTL's grid): kept at once.
+        let on_grid =
+            query(QueryTime::Range { start: 1_699_999_400, end: 1_700_000_000, step: 15 });
+        assert!(c.admits(&on_grid.cache_key(), &on_grid, t0));
+        // An explicit time off the grid: not at its first miss, at its second.
+        let off = query(QueryTime::Instant(1_700_000_003));
+        let key = off.cache_key();
+        assert!(!c.admits(&key, &off, t0));
+        assert!(c.admits(&key, &off, t0 + Duration::from_secs(9)));
+        // Another off-grid query has its own count.
+        let other = query(QueryTime::Instant(1_700_000_004));
+        assert!(!c.admits(&other.cache_key(), &other, t0));
+        // A TTL after the first miss, the count starts again.
+        let later = t0 + Duration::from_secs(10);
+        assert!(!c.admits(&other.cache_key(), &other, later));
+        assert!(c.admits(&other.cache_key(), &other, later + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn the_size_estimate_counts_what_is_allocated_not_just_the_text() {
+        // A dozen labels in a list with room for 16, as a decoder growing it would leave it.
+        let dozen = || (0..12).map(|i| Label::new(format!("destination_label_{i:02}"), "ns-1"));
+        let mut roomy = Vec::with_capacity(16);
+        roomy.extend(dozen());
+        let roomy = QueryResult {
+            series: vec![Series { labels: roomy.into(), samples: RVec::new() }].into(),
+        };
+        let labels: Vec<Label> = dozen().collect();
+        assert_eq!(labels.capacity(), 12);
+        let exact = QueryResult {
+            series: vec![Series { labels: labels.into(), samples: RVec::new() }].into(),
+        };
+        let text: usize = 12 * ("destination_label_00".len() + "ns-1".len());
+        let (roomy, exact) = (estimate_bytes("k", &roomy), estimate_bytes("k", &exact));
+        // 24 strings of at least one 32-byte block each, and 12 labels' worth of list.
+        let floor = 24 * 32 + 12 * std::mem::size_of::<Label>();
+        assert!(exact as usize > floor.max(text), "{exact}");
+        assert_eq!(roomy - exact, (4 * std::mem::size_of::<Label>()) as u64);
     }
 
     #[test]

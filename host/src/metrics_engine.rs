@@ -236,7 +236,7 @@ impl MetricsEngine {
             }
             m.cache_misses.inc();
         }
-        let keep = cache.is_some();
+        let keep = cache.is_some_and(|c| c.admits(&key, &q, std::time::Instant::now()));
         let Joined { shared, waiter, coalesced } = self.inflight.join(key.clone(), |sending| {
             let this = self.clone();
             let task = tokio::spawn(async move {

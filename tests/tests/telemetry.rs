@@ -291,13 +291,17 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     assert!(hits > 0.0 && hits == cached, "hits {hits}, cached {cached}:\n{text}");
     assert!(sample(&text, "meshlens_backend_cache_entries").is_some_and(|v| v > 0.0), "{text}");
 
-    // An explicit past queryTime is honoured exactly and cached; a future one is not.
-    let past = f.end() - 60;
-    let path = format!("{GRAPH}&queryTime={past}");
-    for _ in 0..3 {
-        let r = m.get(&path);
-        assert_eq!(r.status, 200, "{}", r.text());
-        assert_eq!(r.json()["timestamp"], past);
+    // An explicit past queryTime is honoured exactly. On the TTL's grid its answers are
+    // cached at once; off it (a client's own "now"), from its second request within a TTL.
+    let on_grid = (f.end() - 60).div_euclid(10) * 10;
+    let off_grid = on_grid - 3;
+    for t in [on_grid, off_grid] {
+        let path = format!("{GRAPH}&queryTime={t}");
+        for _ in 0..3 {
+            let r = m.get(&path);
+            assert_eq!(r.status, 200, "{}", r.text());
+            assert_eq!(r.json()["timestamp"], t);
+        }
     }
     // Future by two minutes on the server's clock: within limits.max_query_time_skew.
     let ahead = std::time::SystemTime::now()
@@ -314,10 +318,11 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
         let at = |t: i64| {
             r.iter().filter(|((_, end), _)| *end == t).map(|(_, n)| *n).collect::<Vec<_>>()
         };
-        let (p, fu) = (at(past), at(ahead));
-        (!p.is_empty() && !fu.is_empty()).then_some((p, fu))
+        let (on, off, fu) = (at(on_grid), at(off_grid), at(ahead));
+        (!on.is_empty() && !off.is_empty() && !fu.is_empty()).then_some((on, off, fu))
     })
     .expect("the explicit-time queries were logged");
-    assert!(runs.0.iter().all(|n| *n == 1), "a past queryTime is sent once: {:?}", runs.0);
-    assert!(runs.1.iter().all(|n| *n == 2), "a future queryTime is sent each time: {:?}", runs.1);
+    assert!(runs.0.iter().all(|n| *n == 1), "a past time on the grid is sent once: {:?}", runs.0);
+    assert!(runs.1.iter().all(|n| *n == 2), "a past time off the grid is sent twice: {:?}", runs.1);
+    assert!(runs.2.iter().all(|n| *n == 2), "a future queryTime is sent each time: {:?}", runs.2);
 }
