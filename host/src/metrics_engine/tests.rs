@@ -95,14 +95,20 @@ async fn with_a_ttl_past_answers_are_reused_and_future_ones_are_not() {
     let engine =
         Arc::new(Arc::into_inner(engine).unwrap().with_cache(Duration::from_secs(60), 1 << 20));
     let at = |t: i64| MetricQuery { time: QueryTime::Instant(t), ..query("a") };
-    let first = engine.query(at(100)).await.unwrap();
-    let again = engine.query(at(100)).await.unwrap();
+    // On the TTL's grid (as a time that defaulted to now is): kept at the first answer.
+    let first = engine.query(at(120)).await.unwrap();
+    let again = engine.query(at(120)).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the second identical query is a cache hit");
     assert!(Arc::ptr_eq(&first, &again));
+    // Off the grid (a client's own "now"): kept from the second time it is asked.
+    for _ in 0..3 {
+        engine.query(at(100)).await.unwrap();
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 3, "sent twice, then a cache hit");
     let future = meshlens_params::now() + 3600;
     engine.query(at(future)).await.unwrap();
     engine.query(at(future)).await.unwrap();
-    assert_eq!(calls.load(Ordering::SeqCst), 3, "a future time is never cached");
+    assert_eq!(calls.load(Ordering::SeqCst), 5, "a future time is never cached");
     // "now" is aligned to the TTL.
     assert_eq!(engine.default_time() % 60, 0);
 }
