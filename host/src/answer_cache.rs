@@ -71,21 +71,14 @@ impl AnswerCache {
 
     /// Whether an answer to `q` may be kept: its (last) evaluation time is not in the future.
     pub fn accepts(q: &MetricQuery, now: i64) -> bool {
-        let t = match q.time {
-            QueryTime::Instant(t) => t,
-            QueryTime::Range { end, .. } => end,
-        };
-        t <= now
+        last_time(q) <= now
     }
 
     /// After a miss: whether the answer to `q` (under `key`) is to be kept when it arrives.
     /// On the TTL's grid (a time that defaulted to now), always; off it, when the same query
     /// missed before within one TTL.
     pub fn admits(&self, key: &str, q: &MetricQuery, now: Instant) -> bool {
-        let t = match q.time {
-            QueryTime::Instant(t) => t,
-            QueryTime::Range { end, .. } => end,
-        };
+        let t = last_time(q);
         if self.align(t) == t {
             return true;
         }
@@ -153,6 +146,14 @@ impl AnswerCache {
         if !evicted.is_empty() {
             crate::dropper::drop_later(evicted);
         }
+    }
+}
+
+/// The query's (last) evaluation time.
+fn last_time(q: &MetricQuery) -> i64 {
+    match q.time {
+        QueryTime::Instant(t) => t,
+        QueryTime::Range { end, .. } => end,
     }
 }
 
