@@ -63,6 +63,17 @@ fn idle_half_open_connections_do_not_lock_clients_out_and_are_closed() {
     );
 }
 
+/// A kept-alive connection that has been answered 200 to one `GET /healthz`.
+fn answered_keep_alive(addr: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
+    let mut buf = [0u8; 1024];
+    let n = s.read(&mut buf).expect("answer");
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf[..n]));
+    s
+}
+
 /// Clients past `max_connections` wait in the kernel's accept queue, and a burst of them is
 /// not lost: with the one connection the service may serve held open, a thousand more (fewer
 /// where the kernel caps the queue lower) connect and send their requests, and each is
@@ -71,12 +82,7 @@ fn idle_half_open_connections_do_not_lock_clients_out_and_are_closed() {
 #[test]
 fn a_burst_of_connections_past_the_limit_waits_in_the_accept_queue() {
     let m = start("max_connections = 1");
-    let mut holder = TcpStream::connect(&m.addr).expect("connect");
-    holder.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
-    holder.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    let mut buf = [0u8; 1024];
-    let n = holder.read(&mut buf).expect("the holder's answer");
-    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf[..n]));
+    let holder = answered_keep_alive(&m.addr);
 
     // The kernel caps the queue at net.core.somaxconn (4096 since Linux 5.4).
     let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
@@ -114,12 +120,7 @@ fn a_burst_of_connections_past_the_limit_waits_in_the_accept_queue() {
 #[test]
 fn idle_keep_alive_connections_are_closed_after_the_idle_timeout() {
     let m = start("header_read_timeout = \"60s\"\nidle_timeout = \"1s\"");
-    let mut s = TcpStream::connect(&m.addr).expect("connect");
-    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok();
-    let mut buf = [0u8; 1024];
-    let n = s.read(&mut buf).expect("answer");
-    assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&buf[..n]));
+    let s = answered_keep_alive(&m.addr);
     // The header timeout (60 s) would keep it far longer than this wait.
     assert!(
         closed_by_server(&s, Duration::from_secs(20)),
