@@ -355,15 +355,15 @@ impl<'de> Visitor<'de> for LabelsVisitor {
             // Prometheus sends them sorted; anything else is sorted here.
             if !labels.windows(2).all(|w| w[0].name.as_str() < w[1].name.as_str()) {
                 labels.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
-                // Of a repeated name, the last value wins (a stable sort keeps their order).
-                let mut i = 1;
-                while i < labels.len() {
-                    if labels[i - 1].name == labels[i].name {
-                        labels.remove(i - 1);
-                    } else {
-                        i += 1;
+                // Of a repeated name, the last value wins (a stable sort keeps their order):
+                // each later one takes the kept one's place.
+                labels.dedup_by(|later, kept| {
+                    let same = later.name == kept.name;
+                    if same {
+                        std::mem::swap(later, kept);
                     }
-                }
+                    same
+                });
             }
             let mut kept = RVec::with_capacity(labels.len());
             kept.extend(labels.drain(..));
