@@ -298,13 +298,18 @@ mod tests {
     fn a_stop_ends_the_work_after_the_chunks_under_way() {
         let items: Vec<usize> = (0..40 * CHUNK).collect();
         both_ways(4, || {
-            let (computed, consumed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let (late, consumed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let stopped = || consumed.load(Ordering::SeqCst) >= 3;
             let mut seen = Vec::new();
             let r = try_map_chunks_in_order(
                 &items,
-                &|| consumed.load(Ordering::SeqCst) >= 3,
+                &stopped,
                 |start, _| {
-                    computed.fetch_add(1, Ordering::SeqCst);
+                    // Helpers may run ahead of the caller before the stop (all 40 chunks,
+                    // when the caller is descheduled); after it they may not.
+                    if stopped() {
+                        late.fetch_add(1, Ordering::SeqCst);
+                    }
                     start
                 },
                 |start| {
@@ -314,8 +319,8 @@ mod tests {
             );
             assert_eq!(r, Err(Stopped));
             assert_eq!(seen, vec![0, CHUNK, 2 * CHUNK], "a prefix, in order");
-            // At most one chunk per thread was under way when the stop came.
-            assert!(computed.load(Ordering::SeqCst) <= 3 + MAX_THREADS, "{computed:?}");
+            // At most one chunk per thread was claimed as the stop came, none after.
+            assert!(late.load(Ordering::SeqCst) <= MAX_THREADS, "{late:?}");
             // Not stopped: all of it.
             let mut n = 0;
             assert_eq!(
