@@ -158,9 +158,8 @@ fn last_time(q: &MetricQuery) -> i64 {
 }
 
 /// What an answer holds on the heap, as allocated: every buffer at its capacity, rounded to
-/// the allocator's 16-byte granules plus one granule of overhead. Counting string lengths and
-/// a flat per-label cost instead undercounted a large answer about 2.5-fold, so a 64 MiB
-/// bound held some 160 MiB.
+/// the allocator's 16-byte granules plus one granule of overhead. Counting text lengths only
+/// once undercounted a large answer about 2.5-fold, so a 64 MiB bound held some 160 MiB.
 fn estimate_bytes(key: &str, r: &QueryResult) -> u64 {
     fn block(bytes: usize) -> usize {
         if bytes == 0 { 0 } else { bytes.div_ceil(16) * 16 + 16 }
@@ -169,10 +168,9 @@ fn estimate_bytes(key: &str, r: &QueryResult) -> u64 {
         .series
         .iter()
         .map(|s| {
-            let strings: usize =
-                s.labels.iter().map(|l| block(l.name.capacity()) + block(l.value.capacity())).sum();
-            strings
-                + block(s.labels.capacity() * std::mem::size_of::<plugin_api::Label>())
+            let [text, ends] = s.labels.heap_bytes();
+            block(text)
+                + block(ends)
                 + block(s.samples.capacity() * std::mem::size_of::<plugin_api::Sample>())
         })
         .sum();
@@ -184,17 +182,14 @@ fn estimate_bytes(key: &str, r: &QueryResult) -> u64 {
 #[cfg(test)]
 mod tests {
     use plugin_api::{
-        HistogramStat, Label, RangeFunc, Sample, Series, abi_stable::std_types::RVec,
+        HistogramStat, LabelSet, RangeFunc, Sample, Series, abi_stable::std_types::RVec,
     };
 
     use super::*;
 
     fn answer(labels: usize) -> Arc<QueryResult> {
         let series = Series {
-            labels: (0..labels)
-                .map(|i| Label::new(format!("l{i}"), "v"))
-                .collect::<Vec<_>>()
-                .into(),
+            labels: (0..labels).map(|i| (format!("l{i}"), "v")).collect(),
             samples: vec![Sample { t: 0.0, v: 1.0 }].into(),
         };
         Arc::new(QueryResult { series: vec![series].into() })
@@ -277,24 +272,22 @@ mod tests {
 
     #[test]
     fn the_size_estimate_counts_what_is_allocated_not_just_the_text() {
-        // A dozen labels in a list with room for 16, as a decoder growing it would leave it.
-        let dozen = || (0..12).map(|i| Label::new(format!("destination_label_{i:02}"), "ns-1"));
-        let mut roomy = Vec::with_capacity(16);
-        roomy.extend(dozen());
-        let roomy = QueryResult {
-            series: vec![Series { labels: roomy.into(), samples: RVec::new() }].into(),
-        };
-        let labels: Vec<Label> = dozen().collect();
-        assert_eq!(labels.capacity(), 12);
-        let exact = QueryResult {
-            series: vec![Series { labels: labels.into(), samples: RVec::new() }].into(),
-        };
+        // A dozen labels in buffers with room to spare, as a decoder growing them would
+        // leave them, and the same held at their exact size.
+        let dozen = || (0..12).map(|i| (format!("destination_label_{i:02}"), "ns-1"));
         let text: usize = 12 * ("destination_label_00".len() + "ns-1".len());
-        let (roomy, exact) = (estimate_bytes("k", &roomy), estimate_bytes("k", &exact));
-        // 24 strings of at least one 32-byte block each, and 12 labels' worth of list.
-        let floor = 24 * 32 + 12 * std::mem::size_of::<Label>();
-        assert!(exact as usize > floor.max(text), "{exact}");
-        assert_eq!(roomy - exact, (4 * std::mem::size_of::<Label>()) as u64);
+        let mut roomy = LabelSet::with_capacity(16, 1024);
+        roomy.extend(dozen());
+        let mut labels = LabelSet::with_capacity(12, text);
+        labels.extend(dozen());
+        assert_eq!(labels.spare_bytes(), 0);
+        let [_, ends] = labels.heap_bytes();
+        let one =
+            |labels| QueryResult { series: vec![Series { labels, samples: RVec::new() }].into() };
+        let (roomy, exact) = (estimate_bytes("k", &one(roomy)), estimate_bytes("k", &one(labels)));
+        assert!(exact as usize > text + ends, "{exact}");
+        // The spare room is counted: 1024 - 288 bytes of text, and 4 labels' worth of ends.
+        assert_eq!(roomy - exact, (1024 - text + 4 * ends / 12) as u64);
     }
 
     #[test]

@@ -400,9 +400,7 @@ impl MetricsEngine {
         let r = self.query(probe).await?;
         let has = |u: DurationUnit| {
             let name = format!("{}_count", u.metric());
-            r.series
-                .iter()
-                .any(|s| plugin_api::label_value(&s.labels, "__name__") == Some(name.as_str()))
+            r.series.iter().any(|s| s.labels.get("__name__") == Some(name.as_str()))
         };
         let unit = if !has(DurationUnit::Milliseconds) && has(DurationUnit::Seconds) {
             DurationUnit::Seconds

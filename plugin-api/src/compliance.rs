@@ -23,7 +23,8 @@ use abi_stable::{
 
 use crate::{
     AppenderBox, AppenderData, ClusterData, ConfigObject, Edge, Graph, GraphRequest, GraphType,
-    Label, Node, NodeType, PluginMod_Ref, QueryResult, Sample, Series, ServiceInfo, WorkloadInfo,
+    Label, LabelSet, Node, NodeType, PluginMod_Ref, QueryResult, Sample, Series, ServiceInfo,
+    WorkloadInfo,
 };
 
 /// The preamble of an appender crate's boundary tests: `appender()` (the first appender
@@ -68,6 +69,11 @@ macro_rules! appender_boundary_tests {
 /// A label list from `(name, value)` pairs.
 pub fn labels(pairs: &[(&str, &str)]) -> RVec<Label> {
     pairs.iter().map(|(n, v)| Label::new(*n, *v)).collect()
+}
+
+/// A series' labels from `(name, value)` pairs.
+pub fn label_set(pairs: &[(&str, &str)]) -> LabelSet {
+    pairs.iter().copied().collect()
 }
 
 /// The namespace the kit's requests ask for.
@@ -164,7 +170,7 @@ pub fn sample_graph() -> Graph {
 /// Series that look like real telemetry for the sample graph's edges.
 fn telemetry() -> RVec<Series> {
     let edge = |sns: &str, sw: &str, sa: &str, dns: &str, dw: &str, da: &str, svc: &str| Series {
-        labels: labels(&[
+        labels: label_set(&[
             ("source_workload_namespace", sns),
             ("source_workload", sw),
             ("source_app", sa),
@@ -266,9 +272,9 @@ fn data_for(n_queries: usize, series: RVec<Series>, with_labels: bool) -> Append
 fn broken_series() -> RVec<Series> {
     vec![
         Series::default(),
-        Series { labels: labels(&[("source_workload", "a-v1")]), samples: RVec::new() },
+        Series { labels: label_set(&[("source_workload", "a-v1")]), samples: RVec::new() },
         Series {
-            labels: labels(&[("destination_service_name", "unknown"), ("response_code", "")]),
+            labels: label_set(&[("destination_service_name", "unknown"), ("response_code", "")]),
             samples: vec![Sample { t: 0.0, v: f64::NAN }].into_iter().collect(),
         },
     ]
@@ -418,12 +424,7 @@ mod tests {
             _: &mut Graph,
         ) -> Result<(), PluginError> {
             for s in d.results.iter().flat_map(|r| r.series.iter()) {
-                let _app = s
-                    .labels
-                    .iter()
-                    .find(|l| l.name.as_str() == "source_app")
-                    .map(|l| l.value.clone())
-                    .unwrap();
+                let _app = s.labels.get("source_app").map(str::to_string).unwrap();
             }
             Ok(())
         }

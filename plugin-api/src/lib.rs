@@ -54,6 +54,7 @@ pub mod dashboards;
 pub mod export;
 pub mod graph;
 pub mod guard;
+pub mod label_set;
 pub mod log;
 pub mod mesh;
 pub mod metrics;
@@ -71,6 +72,7 @@ pub use dashboards::{
 };
 pub use export::{Components, PluginMod, PluginMod_Ref};
 pub use graph::{Edge, EdgeRates, Graph, GraphRequest, GraphType, Node, NodeRates, NodeType};
+pub use label_set::LabelSet;
 pub use metrics::{
     BackendStatus, HistogramStat, MatchOp, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc,
     Sample, Series,

@@ -15,7 +15,7 @@ use abi_stable::{
     std_types::{ROption, RString, RVec},
 };
 
-use crate::types::Label;
+use crate::LabelSet;
 
 /// How a label matcher compares.
 #[repr(u8)]
@@ -148,7 +148,7 @@ pub struct Sample {
 #[derive(StableAbi, Clone, Debug, PartialEq, Default)]
 pub struct Series {
     /// Labels of the series after aggregation.
-    pub labels: RVec<Label>,
+    pub labels: LabelSet,
     /// Samples in time order.
     pub samples: RVec<Sample>,
 }

@@ -13,7 +13,6 @@ use integration_tests::prometheus::{PromServer, configured_backend, fixture, loa
 use plugin_api::{
     Cancel, ErrorKind, HistogramStat, Matcher, MetricQuery, QueryTime, RangeFunc,
     abi_stable::std_types::{RSome, RVec},
-    label_value,
 };
 
 fn rate_query(t: i64) -> MetricQuery {
@@ -120,7 +119,7 @@ fn auth_headers_timeout_and_escaping_reach_the_store() {
     let r = b.query(&q, 2_500).into_result().unwrap();
     assert_eq!(r.series.len(), 1);
     assert!(r.series[0].samples[0].v.is_nan());
-    assert_eq!(label_value(&r.series[0].labels, "a"), Some("1"));
+    assert_eq!(r.series[0].labels.get("a"), Some("1"));
     let head = heads.recv_timeout(Duration::from_secs(10)).unwrap();
     let lower = head.to_ascii_lowercase();
     // base64("alice:s3cret")
@@ -245,8 +244,8 @@ fn the_embedded_store_answers_the_generated_rates() {
                 .series
                 .iter()
                 .find(|s| {
-                    label_value(&s.labels, "destination_workload") == Some(wl)
-                        && label_value(&s.labels, "response_code") == Some(code)
+                    s.labels.get("destination_workload") == Some(wl)
+                        && s.labels.get("response_code") == Some(code)
                 })
                 .unwrap_or_else(|| panic!("no series for {wl} {code}"));
             let want = row["rate"].as_f64().unwrap();
@@ -294,7 +293,7 @@ fn the_generator_makes_a_counters_only_synthetic_mesh() {
     let r = b.query(&q, 10_000).into_result().unwrap();
     assert_eq!(r.series.len(), 3, "{:?}", r.series);
     for s in r.series.iter() {
-        let ns = label_value(&s.labels, "destination_workload_namespace").unwrap();
+        let ns = s.labels.get("destination_workload_namespace").unwrap();
         let want: f64 = f.expected["edges"]
             .as_array()
             .unwrap()

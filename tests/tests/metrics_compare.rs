@@ -70,7 +70,7 @@ fn sorted(mut r: QueryResult) -> Vec<Points> {
     let mut out: Vec<_> = r
         .series
         .iter_mut()
-        .map(|s| (s.labels.to_vec(), s.samples.iter().map(|p| (p.t, p.v)).collect::<Vec<_>>()))
+        .map(|s| (s.labels.to_labels(), s.samples.iter().map(|p| (p.t, p.v)).collect::<Vec<_>>()))
         .collect();
     for (labels, _) in out.iter_mut() {
         labels.sort();

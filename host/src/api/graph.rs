@@ -275,8 +275,8 @@ async fn hidden_namespaces(
     }
     let mut seen: HashSet<&str> = HashSet::new();
     for series in traffic.iter().flat_map(|r| r.series.iter()) {
-        for l in series.labels.iter().filter(|l| l.name.as_str().ends_with("_namespace")) {
-            seen.insert(l.value.as_str());
+        for (_, ns) in series.labels.iter().filter(|(n, _)| n.ends_with("_namespace")) {
+            seen.insert(ns);
         }
     }
     let names: Vec<&str> =

@@ -2,14 +2,14 @@
 #![allow(clippy::field_reassign_with_default)] // graphs are built up step by step
 
 use plugin_api::abi_stable::std_types::RResult;
-use plugin_api::compliance::{REQUESTED, labels, request};
+use plugin_api::compliance::{REQUESTED, label_set, request};
 use plugin_api::*;
 
 plugin_api::appender_boundary_tests!("appender_response_time");
 
 fn series(src: (&str, &str, &str), dst: (&str, &str, &str), svc: &str, seconds: f64) -> Series {
     Series {
-        labels: labels(&[
+        labels: label_set(&[
             ("source_workload_namespace", REQUESTED),
             ("source_workload", src.0),
             ("source_app", src.1),

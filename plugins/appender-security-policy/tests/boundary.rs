@@ -2,14 +2,14 @@
 #![allow(clippy::field_reassign_with_default)] // graphs are built up step by step
 
 use plugin_api::abi_stable::std_types::RResult;
-use plugin_api::compliance::{REQUESTED, labels, request};
+use plugin_api::compliance::{REQUESTED, label_set, request};
 use plugin_api::*;
 
 plugin_api::appender_boundary_tests!("appender_security_policy");
 
 fn series(policy: &str, v: f64) -> Series {
     Series {
-        labels: labels(&[
+        labels: label_set(&[
             ("source_workload_namespace", "istio-system"),
             ("source_workload", "istio-ingressgateway"),
             ("source_app", "istio-ingressgateway"),
@@ -99,14 +99,16 @@ fn a_big_result_marks_exactly_the_mtls_edges() {
     let one = |i: usize, policy: &str| {
         let (s, d) = (format!("w{i}-v1"), format!("w{}-v1", i + 1));
         let mut x = series(policy, 1.0);
-        for l in x.labels.iter_mut() {
-            match l.name.as_str() {
-                "source_workload_namespace" => l.value = REQUESTED.into(),
-                "source_workload" => l.value = s.as_str().into(),
-                "destination_workload" => l.value = d.as_str().into(),
-                _ => {}
-            }
-        }
+        x.labels = x
+            .labels
+            .iter()
+            .map(|(n, v)| match n {
+                "source_workload_namespace" => (n, REQUESTED),
+                "source_workload" => (n, s.as_str()),
+                "destination_workload" => (n, d.as_str()),
+                _ => (n, v),
+            })
+            .collect();
         x
     };
     let mtls = |i: usize| i.is_multiple_of(3);

@@ -4,7 +4,7 @@
 //! the per-series path allocates nothing: a [`NodeRef`] borrows its fields from the labels
 //! and writes its id into a reused buffer ([`IdBuf`]).
 
-use plugin_api::{GraphType, Label, Node, NodeType};
+use plugin_api::{GraphType, LabelSet, Node, NodeType};
 
 use crate::{UNKNOWN, is_ok, labels};
 
@@ -164,13 +164,13 @@ pub struct SeriesLabels<'a> {
 
 impl<'a> SeriesLabels<'a> {
     /// Picks the known labels out of `l` (the first of a repeated name wins).
-    pub fn read(l: &'a [Label]) -> Self {
+    pub fn read(l: &'a LabelSet) -> Self {
         let mut s = SeriesLabels::default();
-        for x in l {
-            if let Some(slot) = s.slot(x.name.as_str())
+        for (name, value) in l {
+            if let Some(slot) = s.slot(name)
                 && slot.is_none()
             {
-                *slot = Some(x.value.as_str());
+                *slot = Some(value);
             }
         }
         s

@@ -146,7 +146,7 @@ pub fn edge_group_by(extra: &[&str]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use plugin_api::{GraphType, Label, NodeType};
+    use plugin_api::{GraphType, LabelSet, NodeType};
 
     fn ids_empty(h: &Hops<'_>) -> bool {
         IdBuf::default().fill(h).ids().is_empty()
@@ -215,13 +215,14 @@ mod tests {
             labels::SECURITY,
         ];
         // Decoys of the same lengths come first; a repeated name keeps its first value.
-        let mut l: Vec<Label> =
+        let decoys: LabelSet =
             ["source_versioN", "response_flags", "xestination_app", "destination_workloaD"]
                 .iter()
-                .map(|n| Label::new(*n, "decoy"))
+                .map(|n| (*n, "decoy"))
                 .collect();
-        l.extend(names.iter().map(|n| Label::new(*n, format!("v-{n}"))));
-        l.push(Label::new(labels::SRC_APP, "second"));
+        let mut l = decoys.clone();
+        l.extend(names.iter().map(|n| (*n, format!("v-{n}"))));
+        l.push(labels::SRC_APP, "second");
         let s = SeriesLabels::read(&l);
         let got = [
             s.src_ns,
@@ -243,8 +244,8 @@ mod tests {
             assert_eq!(v, Some(format!("v-{n}").as_str()), "{n}");
         }
         assert!(
-            SeriesLabels::read(&l[..4]).src_ver.is_none()
-                && SeriesLabels::read(&l[..4]).dst_wl.is_none()
+            SeriesLabels::read(&decoys).src_ver.is_none()
+                && SeriesLabels::read(&decoys).dst_wl.is_none()
         );
     }
 
@@ -287,7 +288,7 @@ mod tests {
 
     #[test]
     fn injection_splits_a_hop_through_the_service() {
-        let l: Vec<Label> = [
+        let l: LabelSet = [
             ("source_workload_namespace", "ns"),
             ("source_workload", "a-v1"),
             ("source_app", "a"),
@@ -299,7 +300,6 @@ mod tests {
             ("destination_version", "v1"),
         ]
         .into_iter()
-        .map(|(n, v)| Label::new(n, v))
         .collect();
         let h = SeriesLabels::read(&l).hops(GraphType::Workload, true);
         assert_eq!(h.len(), 2);
@@ -314,10 +314,11 @@ mod tests {
             h.pairs().map(|(s, d)| (s.id(), d.id())).collect::<Vec<_>>(),
             [("wl_ns_a-v1".to_string(), "wl_ns_b-v1".to_string())]
         );
-        let nameless: Vec<Label> =
-            l.iter().filter(|x| !x.name.as_str().starts_with("source")).cloned().collect();
-        let nameless: Vec<Label> =
-            nameless.into_iter().chain([Label::new("source_workload_namespace", "ns")]).collect();
+        let nameless: LabelSet = l
+            .iter()
+            .filter(|(n, _)| !n.starts_with("source"))
+            .chain([("source_workload_namespace", "ns")])
+            .collect();
         let h = SeriesLabels::read(&nameless).hops(GraphType::Workload, true);
         assert!(h.is_empty() && ids_empty(&h));
     }

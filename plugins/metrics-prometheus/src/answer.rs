@@ -10,10 +10,7 @@
 
 use std::{fmt, str::FromStr};
 
-use plugin_api::{
-    Label, QueryResult, Sample, Series,
-    abi_stable::std_types::{RString, RVec},
-};
+use plugin_api::{LabelSet, QueryResult, Sample, Series};
 use prometheus_http_query::error::PrometheusError;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
@@ -106,15 +103,6 @@ impl<'de, T, F: FnOnce(&str) -> T> Visitor<'de> for StrVisitor<F> {
     }
 }
 
-/// A label name or value.
-struct LabelText(RString);
-
-impl<'de> serde::Deserialize<'de> for LabelText {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(StrVisitor(|s: &str| LabelText(RString::from(s))))
-    }
-}
-
 /// `data`: `{"resultType": ..., "result": ...}`; the type `string` is refused, as the
 /// client refused it.
 struct DataSeed;
@@ -162,7 +150,7 @@ impl<'de> Visitor<'de> for DataSeed {
             ("matrix", Parsed::Series { series, instant: false }) => series,
             ("vector" | "matrix", Parsed::Series { series, .. }) if series.is_empty() => series,
             ("scalar", Parsed::Scalar(sample)) => {
-                vec![Series { labels: RVec::new(), samples: vec![sample].into() }]
+                vec![Series { labels: LabelSet::new(), samples: vec![sample].into() }]
             }
             ("vector" | "matrix" | "scalar", _) => {
                 return Err(de::Error::custom(format!("a result that is not a {kind}")));
@@ -327,7 +315,7 @@ impl<'de> Visitor<'de> for SeriesVisitor {
 }
 
 /// A series' labels, sorted by name (the client's map kept the last of a repeated name).
-struct Labels(RVec<Label>);
+struct Labels(LabelSet);
 
 impl<'de> serde::Deserialize<'de> for Labels {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -345,36 +333,68 @@ impl<'de> Visitor<'de> for LabelsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Labels, A::Error> {
-        // Read into a reused buffer, then kept at their exact count: the JSON reader gives no
-        // size hint, and a list grown to Istio's dozen labels would hold room for 16.
-        SCRATCH.with_borrow_mut(|labels| {
-            labels.clear();
-            while let Some((name, value)) = map.next_entry::<LabelText, LabelText>()? {
-                labels.push(Label { name: name.0, value: value.0 });
+        // Read into a reused buffer, then copied at its exact size: the JSON reader gives no
+        // size hint, and buffers grown while reading would hold room to spare.
+        SCRATCH.with_borrow_mut(|scratch| {
+            let Scratch { text, ends } = scratch;
+            text.clear();
+            ends.clear();
+            while map.next_key_seed(AppendTo(text))?.is_some() {
+                let name = text.len();
+                map.next_value_seed(AppendTo(text))?;
+                ends.push((name, text.len()));
             }
+            let label = |i: usize| {
+                let start = if i == 0 { 0 } else { ends[i - 1].1 };
+                let (name, value) = ends[i];
+                (&text[start..name], &text[name..value])
+            };
+            let mut order: Vec<usize> = (0..ends.len()).collect();
             // Prometheus sends them sorted; anything else is sorted here.
-            if !labels.windows(2).all(|w| w[0].name.as_str() < w[1].name.as_str()) {
-                labels.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+            if !(1..ends.len()).all(|i| label(i - 1).0 < label(i).0) {
+                order.sort_by(|&a, &b| label(a).0.cmp(label(b).0));
                 // Of a repeated name, the last value wins (a stable sort keeps their order):
                 // each later one takes the kept one's place.
-                labels.dedup_by(|later, kept| {
-                    let same = later.name == kept.name;
+                order.dedup_by(|later, kept| {
+                    let same = label(*later).0 == label(*kept).0;
                     if same {
                         std::mem::swap(later, kept);
                     }
                     same
                 });
             }
-            let mut kept = RVec::with_capacity(labels.len());
-            kept.extend(labels.drain(..));
-            Ok(Labels(kept))
+            let size = order.iter().map(|&i| label(i).0.len() + label(i).1.len()).sum();
+            let mut set = LabelSet::with_capacity(order.len(), size);
+            for i in order {
+                let (name, value) = label(i);
+                set.push(name, value);
+            }
+            Ok(Labels(set))
         })
     }
 }
 
+/// Appends a JSON string (a label's name or value) to a buffer.
+struct AppendTo<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for AppendTo<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(StrVisitor(|s: &str| self.0.push_str(s)))
+    }
+}
+
+/// One series' labels as they are read (see [`LabelsVisitor`]): the text of every name and
+/// value, and where each label's name and value end in it.
+#[derive(Default)]
+struct Scratch {
+    text: String,
+    ends: Vec<(usize, usize)>,
+}
+
 thread_local! {
-    /// One series' labels as they are read (see [`LabelsVisitor`]).
-    static SCRATCH: std::cell::RefCell<Vec<Label>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
 /// `[time, "value"]`.

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use plugin_api::{Label, QueryResult, Sample, Series, abi_stable::std_types::RVec};
+use plugin_api::{LabelSet, QueryResult, Sample, Series};
 use prometheus_http_query::{
     error::PrometheusError,
     response::{Data, PromqlResult},
@@ -21,9 +21,9 @@ enum Reference {
     Error(PrometheusError),
 }
 
-fn labels(metric: std::collections::HashMap<String, String>) -> RVec<Label> {
+fn labels(metric: std::collections::HashMap<String, String>) -> LabelSet {
     let sorted: BTreeMap<String, String> = metric.into_iter().collect();
-    sorted.into_iter().map(|(k, v)| Label::new(k, v)).collect()
+    sorted.into_iter().collect()
 }
 
 /// The plugin's conversion before the one-pass decoder.
@@ -53,7 +53,7 @@ fn convert(data: Data) -> QueryResult {
             })
             .collect(),
         Data::Scalar(s) => vec![Series {
-            labels: RVec::new(),
+            labels: LabelSet::new(),
             samples: vec![Sample { t: s.timestamp(), v: s.value() }].into(),
         }],
     };
@@ -76,7 +76,7 @@ fn seen_result(r: QueryResult) -> Seen {
             .iter()
             .map(|s| {
                 (
-                    s.labels.iter().map(|l| (l.name.to_string(), l.value.to_string())).collect(),
+                    s.labels.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
                     s.samples.iter().map(|x| (x.t.to_bits(), x.v.to_bits())).collect(),
                 )
             })
@@ -95,10 +95,15 @@ fn reference(body: &str) -> Seen {
 fn ours(body: &str) -> Seen {
     match decode(body.as_bytes()) {
         Ok(Answer::Data(r)) => {
-            // Each series' labels are held at their exact count (the answer cache's size
+            // Each series' labels are held at their exact size (the answer cache's size
             // estimate and the memory a large answer takes both depend on it).
             for s in r.series.iter() {
-                assert_eq!(s.labels.capacity(), s.labels.len(), "body: {body}");
+                assert_eq!(
+                    s.labels.spare_bytes(),
+                    0,
+                    "{:?} in body: {body}",
+                    s.labels.heap_bytes()
+                );
             }
             seen_result(r)
         }

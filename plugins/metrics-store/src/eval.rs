@@ -17,8 +17,8 @@
 use std::{collections::HashMap, time::Instant};
 
 use plugin_api::{
-    Cancel, HistogramStat, Label, MatchOp, MetricQuery, PluginError, QueryResult, QueryTime,
-    RangeFunc, Sample, Series,
+    Cancel, HistogramStat, MatchOp, MetricQuery, PluginError, QueryResult, QueryTime, RangeFunc,
+    Sample, Series,
 };
 use regex::Regex;
 
@@ -461,10 +461,10 @@ pub fn evaluate_until(
     let series = result
         .into_iter()
         .map(|(key, samples)| {
-            let mut labels: Vec<Label> =
-                key.iter().map(|(n, v)| Label::new(store.text(*n), store.text(*v))).collect();
+            let mut labels: Vec<(&str, &str)> =
+                key.iter().map(|(n, v)| (store.text(*n), store.text(*v))).collect();
             labels.sort();
-            Series { labels: labels.into(), samples: samples.into() }
+            Series { labels: labels.into_iter().collect(), samples: samples.into() }
         })
         .collect();
     Ok(QueryResult { series })

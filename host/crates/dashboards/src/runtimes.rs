@@ -133,11 +133,7 @@ pub fn runtimes_from_discovery(
     templates: &[&DashboardTemplate],
     result: &QueryResult,
 ) -> Vec<Runtime> {
-    let found: Vec<&str> = result
-        .series
-        .iter()
-        .filter_map(|s| plugin_api::label_value(&s.labels, "__name__"))
-        .collect();
+    let found: Vec<&str> = result.series.iter().filter_map(|s| s.labels.get("__name__")).collect();
     group(
         templates
             .iter()

@@ -1,6 +1,6 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use plugin_api::{Label, ProviderTier, Sample, Series};
+use plugin_api::{ProviderTier, Sample, Series};
 
 use super::*;
 use crate::templates::ProviderTemplates;
@@ -39,7 +39,7 @@ fn names(result: &[&str]) -> QueryResult {
         series: result
             .iter()
             .map(|n| Series {
-                labels: vec![Label::new("__name__", *n)].into(),
+                labels: [("__name__", *n)].into_iter().collect(),
                 samples: vec![Sample { t: 1.0, v: 1.0 }].into(),
             })
             .collect(),

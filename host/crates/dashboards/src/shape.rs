@@ -38,14 +38,14 @@ pub fn metric_series(result: &QueryResult) -> Value {
 /// seconds; dividing rather than multiplying by 0.001 keeps `25 ms` exactly `0.025`).
 pub fn metric_series_divided(result: &QueryResult, divisor: f64) -> Value {
     let mut series: Vec<_> = result.series.iter().collect();
-    series.sort_by(|a, b| a.labels.as_slice().cmp(b.labels.as_slice()));
+    series.sort_by(|a, b| a.labels.cmp(&b.labels));
     let matrix: Vec<Value> = series
         .into_iter()
         .map(|s| {
             let mut labels: Vec<_> = s.labels.iter().collect();
             labels.sort();
             let metric: Map<String, Value> =
-                labels.into_iter().map(|l| (l.name.to_string(), Value::String(l.value.to_string()))).collect();
+                labels.into_iter().map(|(n, v)| (n.to_string(), Value::String(v.to_string()))).collect();
             json!({"metric": metric, "values": s.samples.iter().map(|x| sample_json(x, divisor)).collect::<Vec<_>>()})
         })
         .collect();
@@ -54,7 +54,7 @@ pub fn metric_series_divided(result: &QueryResult, divisor: f64) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use plugin_api::{Label, Series};
+    use plugin_api::Series;
 
     use super::*;
 
@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn a_matrix_is_sorted_by_labels() {
         let s = |v: &str, x: f64| Series {
-            labels: vec![Label::new("version", v)].into(),
+            labels: [("version", v)].into_iter().collect(),
             samples: vec![Sample { t: 10.0, v: x }].into(),
         };
         let r = QueryResult { series: vec![s("v2", 1.5), s("v1", 3.0)].into() };

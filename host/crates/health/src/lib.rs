@@ -12,9 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use plugin_api::{
-    HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc, label_value,
-};
+use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc};
 use serde::Serialize;
 
 const REQUESTS: &str = "istio_requests_total";
@@ -221,7 +219,7 @@ pub fn target_requests(results: &[impl std::borrow::Borrow<QueryResult>]) -> Req
         for s in res.borrow().series.iter() {
             let v = value(s);
             r.request_count += v;
-            if is_error(label_value(&s.labels, "response_code")) {
+            if is_error(s.labels.get("response_code")) {
                 r.request_error_count += v;
             }
         }
@@ -317,9 +315,9 @@ pub fn namespace_health(
         let inbound = i < 2;
         let label = if inbound { in_label } else { out_label };
         for s in res.borrow().series.iter() {
-            let Some(name) = label_value(&s.labels, label) else { continue };
+            let Some(name) = s.labels.get(label) else { continue };
             let v = value(s);
-            let err = is_error(label_value(&s.labels, "response_code"));
+            let err = is_error(s.labels.get("response_code"));
             let c = counts.entry(name.to_string()).or_default();
             if inbound {
                 c.in_req += v;

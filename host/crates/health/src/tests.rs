@@ -1,12 +1,9 @@
-use plugin_api::{Label, QueryResult, Sample, Series};
+use plugin_api::{QueryResult, Sample, Series};
 
 use super::*;
 
 fn series(labels: &[(&str, &str)], v: f64) -> Series {
-    Series {
-        labels: labels.iter().map(|(k, val)| Label::new(*k, *val)).collect::<Vec<_>>().into(),
-        samples: vec![Sample { t: 0.0, v }].into(),
-    }
+    Series { labels: labels.iter().copied().collect(), samples: vec![Sample { t: 0.0, v }].into() }
 }
 
 fn result(s: Vec<Series>) -> QueryResult {

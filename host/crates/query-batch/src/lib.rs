@@ -148,7 +148,7 @@ mod tests {
                 let v = q.metric.len() as f64;
                 Arc::new(QueryResult {
                     series: vec![Series {
-                        labels: Vec::new().into(),
+                        labels: Default::default(),
                         samples: vec![Sample { t: 0.0, v }].into(),
                     }]
                     .into(),

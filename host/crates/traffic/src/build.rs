@@ -4,7 +4,7 @@ use std::{borrow::Borrow, hash::BuildHasher};
 
 use foldhash::fast::FixedState;
 use plugin_api::abi_stable::std_types::RString;
-use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series, label_value};
+use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series};
 
 use appender_support::labels::*;
 use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels};
@@ -100,10 +100,8 @@ fn resolve<'a>(
     inject: bool,
     ids: &mut Ids,
 ) -> Option<Resolved<'a>> {
-    let labels = s.labels.as_slice();
-    if !p.skip_if.is_empty()
-        && p.skip_if.iter().all(|(n, v)| label_value(labels, n) == Some(v.as_str()))
-    {
+    let labels = &s.labels;
+    if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| labels.get(n) == Some(v.as_str())) {
         return None;
     }
     let v = s.samples.last().map(|x| round_value(x.v)).filter(|v| v.is_finite())?;

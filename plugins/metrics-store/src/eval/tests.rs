@@ -3,7 +3,6 @@ use std::time::{Duration, Instant};
 use plugin_api::{
     HistogramStat, Matcher, MetricQuery, QueryTime, RangeFunc,
     abi_stable::std_types::{RNone, RSome, RVec},
-    label_value,
 };
 
 use super::{bucket_quantile, evaluate, extrapolated_rate};
@@ -40,7 +39,7 @@ fn rate_of_a_steady_counter_is_exact_and_drops_the_name() {
     let r = run(&counter("{a=\"x\"}", 1000.0, 30.0, 41), &q("c", RangeFunc::Rate, 60, 1300));
     assert_eq!(r.series.len(), 1);
     assert!(close(r.series[0].samples[0].v, 2.0), "{:?}", r.series[0].samples);
-    assert_eq!(r.series[0].labels.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), vec!["a"]);
+    assert_eq!(r.series[0].labels.iter().map(|(n, _)| n).collect::<Vec<_>>(), vec!["a"]);
     let inc = run(&counter("{a=\"x\"}", 1000.0, 30.0, 41), &q("c", RangeFunc::Increase, 60, 1307));
     assert!(close(inc.series[0].samples[0].v, 120.0), "{:?}", inc.series[0].samples);
 }
@@ -84,7 +83,7 @@ fn instant_selectors_look_back_five_minutes() {
     assert_eq!(at(1300).series.len(), 1, "exactly 5 minutes old is still seen");
     assert!(at(1301).series.is_empty());
     assert!(at(999).series.is_empty());
-    assert_eq!(label_value(&at(1000).series[0].labels, "__name__"), Some("g"));
+    assert_eq!(at(1000).series[0].labels.get("__name__"), Some("g"));
 }
 
 #[test]
@@ -177,8 +176,8 @@ fn histogram_quantile_and_average_over_buckets() {
     let r = run(&text, &query);
     assert_eq!(r.series.len(), 1);
     assert!(close(r.series[0].samples[0].v, 1.5), "{:?}", r.series[0]);
-    assert_eq!(label_value(&r.series[0].labels, "a"), Some("x"));
-    assert!(label_value(&r.series[0].labels, "le").is_none());
+    assert_eq!(r.series[0].labels.get("a"), Some("x"));
+    assert!(r.series[0].labels.get("le").is_none());
     query.histogram = HistogramStat::Avg;
     let r = run(&text, &query);
     assert!(close(r.series[0].samples[0].v, 1.5), "{:?}", r.series[0]);

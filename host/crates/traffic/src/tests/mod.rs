@@ -343,7 +343,7 @@ fn samples_without_required_labels_are_skipped() {
     let plan = traffic_plan(&o);
     let mut results = vec![QueryResult::default(); plan.len()];
     let mut broken = s(PP, ("bookinfo", "x", "x-v1", "x", "v1"), "http", "200", None, 1.0);
-    broken.labels.retain(|l| l.name.as_str() != "response_code");
+    broken.labels.retain(|n, _| n != "response_code");
     results[2].series = vec![broken].into_iter().collect();
     assert!(build_graph(&o, &plan, &results).nodes.is_empty());
 }
