@@ -15,6 +15,7 @@
 //! request (from its own `prometheus_engine_query_duration_seconds_count`), and the CPU time
 //! meshlens and Prometheus spent per graph and per raw replay (from `/proc`): on a shared,
 //! loaded host the wall-clock ratio moves with the load, the CPU each side needs does not.
+//! Last, meshlens's resident memory after all of it, answer cache included.
 //!
 //! Build once with `cargo build --release --workspace`, then run the bench binary directly
 //! (README "Benchmarks").
@@ -22,6 +23,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+use integration_tests::load::proc_status;
 use integration_tests::prometheus::{PromServer, configured_backend, fixture};
 use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, plugin_library};
 use meshlens_traffic::{GraphOptions, GraphSettings, GraphTarget, traffic_queries};
@@ -374,4 +376,13 @@ fn main() {
             raw_prom_cpu / runs
         );
     }
+    // Every answer above had a time of its own, so this is what a user opening big graphs
+    // with explicit times leaves behind, answer cache included (mimalloc's defaults; the
+    // Deployment's settings hand memory back sooner).
+    let mib = |field| proc_status(m.pid(), field).map_or(0.0, |kib| kib as f64 / 1024.0);
+    println!(
+        "  meshlens resident after all of it: {:.0} MiB, peak {:.0} MiB",
+        mib("VmRSS"),
+        mib("VmHWM")
+    );
 }
