@@ -158,8 +158,9 @@ fn last_time(q: &MetricQuery) -> i64 {
 }
 
 /// What an answer holds on the heap, as allocated: every buffer at its capacity, rounded to
-/// the allocator's 16-byte granules plus one granule of overhead. Counting text lengths only
-/// once undercounted a large answer about 2.5-fold, so a 64 MiB bound held some 160 MiB.
+/// the allocator's 16-byte granules plus one granule of overhead. Counting text lengths and a
+/// flat cost per label instead undercounted a large answer about 2.5-fold, so a 64 MiB bound
+/// held some 160 MiB.
 fn estimate_bytes(key: &str, r: &QueryResult) -> u64 {
     fn block(bytes: usize) -> usize {
         if bytes == 0 { 0 } else { bytes.div_ceil(16) * 16 + 16 }

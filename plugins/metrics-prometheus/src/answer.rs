@@ -336,7 +336,7 @@ impl<'de> Visitor<'de> for LabelsVisitor {
         // Read into a reused buffer, then copied at its exact size: the JSON reader gives no
         // size hint, and buffers grown while reading would hold room to spare.
         SCRATCH.with_borrow_mut(|scratch| {
-            let Scratch { text, ends } = scratch;
+            let Scratch { text, ends, order } = scratch;
             text.clear();
             ends.clear();
             while map.next_key_seed(AppendTo(text))?.is_some() {
@@ -349,7 +349,8 @@ impl<'de> Visitor<'de> for LabelsVisitor {
                 let (name, value) = ends[i];
                 (&text[start..name], &text[name..value])
             };
-            let mut order: Vec<usize> = (0..ends.len()).collect();
+            order.clear();
+            order.extend(0..ends.len());
             // Prometheus sends them sorted; anything else is sorted here.
             if !(1..ends.len()).all(|i| label(i - 1).0 < label(i).0) {
                 order.sort_by(|&a, &b| label(a).0.cmp(label(b).0));
@@ -358,14 +359,14 @@ impl<'de> Visitor<'de> for LabelsVisitor {
                 order.dedup_by(|later, kept| {
                     let same = label(*later).0 == label(*kept).0;
                     if same {
-                        std::mem::swap(later, kept);
+                        *kept = *later;
                     }
                     same
                 });
             }
             let size = order.iter().map(|&i| label(i).0.len() + label(i).1.len()).sum();
             let mut set = LabelSet::with_capacity(order.len(), size);
-            for i in order {
+            for &i in order.iter() {
                 let (name, value) = label(i);
                 set.push(name, value);
             }
@@ -386,11 +387,12 @@ impl<'de> DeserializeSeed<'de> for AppendTo<'_> {
 }
 
 /// One series' labels as they are read (see [`LabelsVisitor`]): the text of every name and
-/// value, and where each label's name and value end in it.
+/// value, where each label's name and value end in it, and the order they are kept in.
 #[derive(Default)]
 struct Scratch {
     text: String,
     ends: Vec<(usize, usize)>,
+    order: Vec<usize>,
 }
 
 thread_local! {
