@@ -7,21 +7,29 @@
 //! answer is filtered here, by the caller's rights, before it leaves (README "Identities").
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
+    num::{NonZeroU32, NonZeroUsize},
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
 use futures::{StreamExt, stream};
+use governor::{DefaultDirectRateLimiter, Quota, clock::Clock};
 use k8s_openapi::api::{
     authentication::v1::{TokenReview, TokenReviewSpec},
     authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec},
 };
 use kube::{Api, api::PostParams};
+use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
 
-use crate::{config::NamespaceAccess, error::ApiError};
+use crate::{
+    config::{AuthConfig, NamespaceAccess},
+    error::ApiError,
+    flights::Flights,
+};
 
 /// Reviews sent at once for one request; the rest wait their turn.
 const CONCURRENT_REVIEWS: usize = 16;
@@ -36,6 +44,9 @@ pub struct KubeUser {
     pub uid: String,
     #[serde(default)]
     pub groups: Vec<String>,
+    /// The authenticator's extra attributes (scopes, ...), which RBAC webhooks may use.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 /// Who is asking.
@@ -49,25 +60,56 @@ pub enum Identity {
     Unauthenticated,
 }
 
-/// Token digest → when reviewed, and the user it names (`None`: refused).
-type TokenCache = Mutex<HashMap<[u8; 32], (Instant, Option<Arc<KubeUser>>)>>;
+type Digest32 = [u8; 32];
+type TokenAnswer = Result<Arc<KubeUser>, ApiError>;
 /// (user, namespace) → when decided, and whether allowed.
 type DecisionCache = Mutex<HashMap<(Arc<KubeUser>, String), (Instant, bool)>>;
+
+/// TokenReview answers by token digest: accepted and refused tokens apart, so a flood of
+/// junk cannot push out the answers of real users. Both bounded, least recently used out.
+struct TokenCache {
+    accepted: LruCache<Digest32, (Instant, Arc<KubeUser>)>,
+    refused: LruCache<Digest32, Instant>,
+}
 
 /// Reviews and their caches; one per service.
 pub struct Reviewer {
     client: Option<kube::Client>,
     ttl: Duration,
     access: NamespaceAccess,
-    /// SHA-256 of a token → the user it names, or `None` when the API server refused it.
-    tokens: TokenCache,
+    audiences: Vec<String>,
+    tokens: Mutex<TokenCache>,
+    token_flights: Flights<Digest32, TokenAnswer>,
+    /// TokenReviews at once, and per second: unseen tokens are anyone's to send.
+    review_slots: Semaphore,
+    review_rate: DefaultDirectRateLimiter,
     /// (user, namespace; `""` = every namespace) → allowed.
     decisions: DecisionCache,
+    decision_flights: Flights<(Arc<KubeUser>, String), Result<bool, ApiError>>,
 }
 
 impl Reviewer {
-    pub fn new(client: Option<kube::Client>, ttl: Duration, access: NamespaceAccess) -> Reviewer {
-        Reviewer { client, ttl, access, tokens: Mutex::default(), decisions: Mutex::default() }
+    pub fn new(client: Option<kube::Client>, cfg: &AuthConfig) -> Reviewer {
+        let entries = NonZeroUsize::new(cfg.review_cache_entries).unwrap_or(NonZeroUsize::MIN);
+        let rate = NonZeroU32::new(cfg.review_rate).unwrap_or(NonZeroU32::MIN);
+        let burst = NonZeroU32::new(cfg.review_burst).unwrap_or(NonZeroU32::MIN);
+        Reviewer {
+            client,
+            ttl: cfg.review_cache_ttl.0,
+            access: cfg.namespace_access.clone(),
+            audiences: cfg.audiences.clone(),
+            tokens: Mutex::new(TokenCache {
+                accepted: LruCache::new(entries),
+                refused: LruCache::new(entries),
+            }),
+            token_flights: Flights::default(),
+            review_slots: Semaphore::new(cfg.review_concurrency.max(1)),
+            review_rate: DefaultDirectRateLimiter::direct(
+                Quota::per_second(rate).allow_burst(burst),
+            ),
+            decisions: Mutex::default(),
+            decision_flights: Flights::default(),
+        }
     }
 
     fn client(&self) -> Result<kube::Client, ApiError> {
@@ -77,41 +119,91 @@ impl Reviewer {
             .ok_or_else(|| ApiError::internal("no Kubernetes API server to review tokens with"))
     }
 
-    /// The user a Kubernetes token belongs to (TokenReview, cached); 401 when it names none.
-    pub async fn authenticate(&self, token: &str) -> Result<Arc<KubeUser>, ApiError> {
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+    /// The cached answer for a token digest while fresh: its user, or 401 for a refused
+    /// token. Sends nothing.
+    pub fn cached(&self, key: &Digest32) -> Option<TokenAnswer> {
         let now = Instant::now();
-        let cached = lock(&self.tokens)
-            .get(&key)
-            .filter(|(t, _)| now.duration_since(*t) < self.ttl)
-            .map(|(_, u)| u.clone());
-        let user = match cached {
-            Some(u) => u,
-            None => {
-                let review = TokenReview {
-                    spec: TokenReviewSpec { token: Some(token.to_string()), audiences: None },
-                    ..Default::default()
-                };
-                let answer = Api::<TokenReview>::all(self.client()?)
-                    .create(&PostParams::default(), &review)
-                    .await
-                    .map_err(|e| review_failed("TokenReview", e))?;
-                let status = answer.status.unwrap_or_default();
-                let user =
-                    status.user.filter(|_| status.authenticated == Some(true)).and_then(|u| {
-                        Some(Arc::new(KubeUser {
-                            username: u.username.filter(|n| !n.is_empty())?,
-                            uid: u.uid.unwrap_or_default(),
-                            groups: u.groups.unwrap_or_default(),
-                        }))
+        let mut cache = lock(&self.tokens);
+        if let Some((t, user)) = cache.accepted.get(key)
+            && now.duration_since(*t) < self.ttl
+        {
+            return Some(Ok(user.clone()));
+        }
+        match cache.refused.get(key) {
+            Some(t) if now.duration_since(*t) < self.ttl => Some(Err(refused())),
+            _ => None,
+        }
+    }
+
+    /// The user a Kubernetes token belongs to (TokenReview, cached); 401 when it names none,
+    /// 429 when too many unseen tokens are being reviewed.
+    pub async fn authenticate(&self, token: &str) -> TokenAnswer {
+        let key: Digest32 = Sha256::digest(token.as_bytes()).into();
+        if let Some(answer) = self.cached(&key) {
+            return answer;
+        }
+        // Concurrent requests with one unseen token share its review.
+        self.token_flights
+            .run(key, || async {
+                if let Some(answer) = self.cached(&key) {
+                    return answer;
+                }
+                if let Err(wait) = self.review_rate.check() {
+                    let secs = wait.wait_time_from(governor::clock::DefaultClock::default().now());
+                    return Err(ApiError::TooManyRequests {
+                        message: "too many unseen tokens to review; try again shortly".into(),
+                        retry_after: secs.as_secs_f64().ceil().max(1.0) as u64,
                     });
-                let mut map = lock(&self.tokens);
-                sweep(&mut map, now, self.ttl);
-                map.insert(key, (now, user.clone()));
-                user
-            }
+                }
+                let _slot = self
+                    .review_slots
+                    .acquire()
+                    .await
+                    .map_err(|_| ApiError::internal("the review slots are closed"))?;
+                let user = self.review_token(token).await?;
+                let now = Instant::now();
+                let mut cache = lock(&self.tokens);
+                match &user {
+                    Some(u) => {
+                        cache.refused.pop(&key);
+                        cache.accepted.put(key, (now, u.clone()));
+                    }
+                    None => {
+                        cache.accepted.pop(&key);
+                        cache.refused.put(key, now);
+                    }
+                }
+                user.ok_or_else(refused)
+            })
+            .await
+    }
+
+    async fn review_token(&self, token: &str) -> Result<Option<Arc<KubeUser>>, ApiError> {
+        let sent = (!self.audiences.is_empty()).then(|| self.audiences.clone());
+        let review = TokenReview {
+            spec: TokenReviewSpec { token: Some(token.to_string()), audiences: sent.clone() },
+            ..Default::default()
         };
-        user.ok_or_else(|| ApiError::Unauthorized("invalid or expired Kubernetes token".into()))
+        let answer = Api::<TokenReview>::all(self.client()?)
+            .create(&PostParams::default(), &review)
+            .await
+            .map_err(|e| review_failed("TokenReview", e))?;
+        let status = answer.status.unwrap_or_default();
+        // With audiences asked for, the API server must name one it checked (an
+        // authenticator that ignores audiences would otherwise accept any token).
+        let audience_ok = sent.as_ref().is_none_or(|want| {
+            status.audiences.as_ref().is_some_and(|got| got.iter().any(|a| want.contains(a)))
+        });
+        Ok(status.user.filter(|_| status.authenticated == Some(true) && audience_ok).and_then(
+            |u| {
+                Some(Arc::new(KubeUser {
+                    username: u.username.filter(|n| !n.is_empty())?,
+                    uid: u.uid.unwrap_or_default(),
+                    groups: u.groups.unwrap_or_default(),
+                    extra: u.extra.unwrap_or_default(),
+                }))
+            },
+        ))
     }
 
     /// Whether `user` may see each of `namespaces` (same order). A user allowed everywhere
@@ -128,23 +220,21 @@ impl Reviewer {
         self.allowed(user, namespaces).await
     }
 
+    fn decided(&self, user: &Arc<KubeUser>, ns: &str, now: Instant) -> Option<bool> {
+        lock(&self.decisions)
+            .get(&(user.clone(), ns.to_string()))
+            .filter(|(t, _)| now.duration_since(*t) < self.ttl)
+            .map(|(_, a)| *a)
+    }
+
     async fn allowed(
         &self,
         user: &Arc<KubeUser>,
         namespaces: &[&str],
     ) -> Result<Vec<bool>, ApiError> {
         let now = Instant::now();
-        let mut out: Vec<Option<bool>> = {
-            let map = lock(&self.decisions);
-            namespaces
-                .iter()
-                .map(|ns| {
-                    map.get(&(user.clone(), ns.to_string()))
-                        .filter(|(t, _)| now.duration_since(*t) < self.ttl)
-                        .map(|(_, a)| *a)
-                })
-                .collect()
-        };
+        let mut out: Vec<Option<bool>> =
+            namespaces.iter().map(|ns| self.decided(user, ns, now)).collect();
         let mut missing: Vec<String> = namespaces
             .iter()
             .zip(&out)
@@ -157,11 +247,25 @@ impl Reviewer {
             return Ok(out.into_iter().map(|d| d.unwrap_or(false)).collect());
         }
         let client = self.client()?;
+        // Concurrent requests asking the same (user, namespace) share one review.
         let answers: Vec<(String, Result<bool, ApiError>)> = stream::iter(missing)
             .map(|ns: String| {
                 let (client, user) = (client.clone(), user.clone());
                 async move {
-                    let a = self.review_access(client, &user, &ns).await;
+                    let key = (user.clone(), ns.clone());
+                    let a = self
+                        .decision_flights
+                        .run(key, || async {
+                            if let Some(a) = self.decided(&user, &ns, Instant::now()) {
+                                return Ok(a);
+                            }
+                            let a = self.review_access(client, &user, &ns).await?;
+                            let mut map = lock(&self.decisions);
+                            sweep(&mut map, Instant::now(), self.ttl);
+                            map.insert((user.clone(), ns.clone()), (Instant::now(), a));
+                            Ok(a)
+                        })
+                        .await;
                     (ns, a)
                 }
             })
@@ -171,13 +275,6 @@ impl Reviewer {
         let mut fresh: HashMap<String, bool> = HashMap::with_capacity(answers.len());
         for (ns, a) in answers {
             fresh.insert(ns, a?);
-        }
-        {
-            let mut map = lock(&self.decisions);
-            sweep(&mut map, now, self.ttl);
-            for (ns, a) in &fresh {
-                map.insert((user.clone(), ns.clone()), (now, *a));
-            }
         }
         for (d, ns) in out.iter_mut().zip(namespaces) {
             if d.is_none() {
@@ -199,6 +296,8 @@ impl Reviewer {
                 user: Some(user.username.clone()),
                 uid: (!user.uid.is_empty()).then(|| user.uid.clone()),
                 groups: Some(user.groups.clone()),
+                // The whole user, as the TokenReview named it (RBAC webhooks may use extra).
+                extra: (!user.extra.is_empty()).then(|| user.extra.clone()),
                 resource_attributes: Some(ResourceAttributes {
                     namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
                     verb: Some(a.verb.clone()),
@@ -216,6 +315,10 @@ impl Reviewer {
             .map_err(|e| review_failed("SubjectAccessReview", e))?;
         Ok(answer.status.is_some_and(|s| s.allowed && s.denied != Some(true)))
     }
+}
+
+fn refused() -> ApiError {
+    ApiError::Unauthorized("invalid or expired Kubernetes token".into())
 }
 
 fn review_failed(what: &str, e: kube::Error) -> ApiError {

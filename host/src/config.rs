@@ -202,10 +202,30 @@ pub struct AuthConfig {
     pub issuer: String,
     /// Failed logins allowed per client address per minute; then 429.
     pub max_failed_logins: u32,
+    /// Failed logins allowed from all addresses together per minute; beyond it, addresses
+    /// that have failed in the minute are refused (others still get their password checked).
+    pub max_failed_logins_total: u32,
+    /// Password checks (Argon2) running at once; more answer 429.
+    pub login_concurrency: usize,
+    /// Peers (CIDRs) whose `X-Forwarded-For` names the client, for the failed-login limits.
+    pub trusted_proxies: Vec<String>,
     pub header_name: String,
     pub review_cache_ttl: HumanDuration,
+    /// TokenReview answers kept (each of accepted and refused tokens), least recently used out.
+    pub review_cache_entries: usize,
+    /// TokenReviews sent at once; the rest wait.
+    pub review_concurrency: usize,
+    /// TokenReviews per second (sustained) and at once after a quiet time (burst); more: 429.
+    pub review_rate: u32,
+    pub review_burst: u32,
+    /// Sent with every TokenReview when not empty; the token must be meant for one of them.
+    pub audiences: Vec<String>,
     pub namespace_access: NamespaceAccess,
 }
+
+/// The largest Argon2 memory cost (KiB) a `password_hash` may ask for: each check
+/// allocates it, and `login_concurrency` checks run at once.
+pub const MAX_ARGON2_MEMORY_KIB: u32 = 65_536;
 
 // Secrets stay out of logs and error messages.
 impl fmt::Debug for AuthConfig {
@@ -219,8 +239,16 @@ impl fmt::Debug for AuthConfig {
             .field("token_lifetime", &self.token_lifetime)
             .field("issuer", &self.issuer)
             .field("max_failed_logins", &self.max_failed_logins)
+            .field("max_failed_logins_total", &self.max_failed_logins_total)
+            .field("login_concurrency", &self.login_concurrency)
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("header_name", &self.header_name)
             .field("review_cache_ttl", &self.review_cache_ttl)
+            .field("review_cache_entries", &self.review_cache_entries)
+            .field("review_concurrency", &self.review_concurrency)
+            .field("review_rate", &self.review_rate)
+            .field("review_burst", &self.review_burst)
+            .field("audiences", &self.audiences)
             .field("namespace_access", &self.namespace_access)
             .finish()
     }
@@ -237,8 +265,16 @@ impl Default for AuthConfig {
             token_lifetime: HumanDuration(Duration::from_secs(86_400)),
             issuer: "meshlens".into(),
             max_failed_logins: 5,
+            max_failed_logins_total: 100,
+            login_concurrency: 2,
+            trusted_proxies: Vec::new(),
             header_name: "X-Forwarded-Access-Token".into(),
             review_cache_ttl: HumanDuration(Duration::from_secs(60)),
+            review_cache_entries: 10_000,
+            review_concurrency: 4,
+            review_rate: 10,
+            review_burst: 20,
+            audiences: Vec::new(),
             namespace_access: NamespaceAccess::default(),
         }
     }
@@ -566,10 +602,48 @@ impl Config {
             ));
         }
         if let Some(hash) = &a.password_hash {
-            argon2::PasswordHash::new(hash)
+            let phc = argon2::PasswordHash::new(hash)
                 .ok()
                 .filter(|h| h.algorithm.as_str().starts_with("argon2"))
                 .ok_or_else(|| invalid("auth.password_hash", "expected an Argon2 PHC string such as $argon2id$v=19$m=19456,t=2,p=1$...$..."))?;
+            let params = argon2::Params::try_from(&phc)
+                .map_err(|_| invalid("auth.password_hash", "its Argon2 parameters are invalid"))?;
+            if params.m_cost() > MAX_ARGON2_MEMORY_KIB {
+                return Err(invalid(
+                    "auth.password_hash",
+                    format!(
+                        "its memory cost m={} KiB is above {MAX_ARGON2_MEMORY_KIB} KiB: every login would allocate that much; hash again with a smaller m (19456 is the suggested value)",
+                        params.m_cost()
+                    ),
+                ));
+            }
+        }
+        if a.login_concurrency == 0 {
+            return Err(invalid("auth.login_concurrency", "must be above zero"));
+        }
+        if a.max_failed_logins_total == 0 {
+            return Err(invalid("auth.max_failed_logins_total", "must be above zero"));
+        }
+        if let Some(bad) = a.trusted_proxies.iter().find(|c| parse_cidr(c).is_none()) {
+            return Err(invalid(
+                "auth.trusted_proxies",
+                format!("{bad:?} is not an address or CIDR such as 10.0.0.0/8 or fd00::/8"),
+            ));
+        }
+        if a.review_cache_entries == 0 || a.review_concurrency == 0 {
+            return Err(invalid(
+                "auth.review_cache_entries",
+                "review_cache_entries and review_concurrency must be above zero",
+            ));
+        }
+        if a.review_rate == 0 || a.review_burst == 0 {
+            return Err(invalid(
+                "auth.review_rate",
+                "review_rate and review_burst must be above zero",
+            ));
+        }
+        if a.audiences.iter().any(String::is_empty) {
+            return Err(invalid("auth.audiences", "an audience must not be empty"));
         }
         if let Some(keys) = &a.signing_key {
             let keys = keys.keys();
@@ -653,6 +727,14 @@ fn figment_message(e: figment::Error) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// An address or CIDR of `auth.trusted_proxies` (a bare address is one host).
+pub fn parse_cidr(text: &str) -> Option<ipnet::IpNet> {
+    let text = text.trim();
+    text.parse::<ipnet::IpNet>()
+        .ok()
+        .or_else(|| text.parse::<std::net::IpAddr>().ok().map(ipnet::IpNet::from))
 }
 
 #[cfg(test)]
@@ -752,6 +834,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("not both"), "{err}");
+    }
+
+    #[test]
+    fn argon2_memory_cost_is_bounded_and_proxies_are_cidrs() {
+        let hash = |m: u32| {
+            format!(
+                "$argon2id$v=19$m={m},t=2,p=1$c29tZXNhbHRzb21lc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+            )
+        };
+        assert!(from_toml(&format!("[auth]\npassword_hash = \"{}\"", hash(19_456))).is_ok());
+        assert!(from_toml(&format!("[auth]\npassword_hash = \"{}\"", hash(65_536))).is_ok());
+        let err = from_toml(&format!("[auth]\npassword_hash = \"{}\"", hash(65_537)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("auth.password_hash") && err.contains("65537"), "{err}");
+        let ok = "[auth]\nstrategy = \"anonymous\"\ntrusted_proxies = [\"10.0.0.0/8\", \"fd00::/8\", \"127.0.0.1\"]";
+        assert_eq!(from_toml(ok).unwrap().auth.trusted_proxies.len(), 3);
+        let err =
+            from_toml("[auth]\nstrategy = \"anonymous\"\ntrusted_proxies = [\"10.0.0.0/33\"]")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("auth.trusted_proxies"), "{err}");
     }
 
     #[test]

@@ -102,11 +102,7 @@ impl AppState {
         warnings.extend(cluster.warnings());
 
         let a = &config.auth;
-        let reviewer = Arc::new(Reviewer::new(
-            cluster.kube_client(),
-            a.review_cache_ttl.0,
-            a.namespace_access.clone(),
-        ));
+        let reviewer = Arc::new(Reviewer::new(cluster.kube_client(), a));
         let (auth, generated) =
             auth::Auth::new(a, reviewer).map_err(|e| StartupError::Random(e.to_string()))?;
         if generated {

@@ -99,8 +99,11 @@ fn probes_and_status_stay_quick_while_prometheus_hangs() {
         public.json()["externalServices"][0]["version"].as_str().is_some_and(|v| v != "unknown"),
         "backend version from the probe: {text}"
     );
+    // A public route checks no password: the session token from /token shows the details.
     let auth = basic_auth("admin", "lifecycle-secret");
-    let full = m.get_with("/api/status", &[("Authorization", &auth)]).json();
+    let token = m.get_with("/api/token", &[("Authorization", &auth)]).json()["token"].clone();
+    let bearer = format!("Bearer {}", token.as_str().expect("a session token"));
+    let full = m.get_with("/api/status", &[("Authorization", &bearer)]).json();
     assert!(urls(&full).iter().any(|u| u.starts_with(&prom.url())), "{full}");
     assert!(urls(&full).iter().any(|u| u.contains("grafana.example")), "{full}");
 

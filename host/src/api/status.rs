@@ -37,12 +37,9 @@ pub struct ExternalService {
 fn status(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = &ctx.state;
-        // A TokenReview may be slow: /status does not wait long for one (then: not authenticated).
-        let check = state.auth.check(&ctx.headers, ctx.client.map(|c| c.ip()));
-        let authenticated = matches!(
-            tokio::time::timeout(std::time::Duration::from_secs(1), check).await,
-            Ok(Ok(_))
-        );
+        // A public route: a session token or an already reviewed Kubernetes token shows the
+        // details; a password is never checked and no review is sent from here.
+        let authenticated = state.auth.check_public(&ctx.headers);
         let mut status = std::collections::BTreeMap::new();
         status.insert("state".to_string(), "running".to_string());
         status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
