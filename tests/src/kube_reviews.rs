@@ -6,11 +6,12 @@
 //! runs (grant, revoke, expire a token) and the next review sees the change.
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeMap, BTreeSet},
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
     },
+    time::Duration,
 };
 
 use serde_json::{Value, json};
@@ -24,6 +25,8 @@ struct User {
     namespaces: BTreeSet<String>,
     /// May list pods in every namespace (a namespace-less review says yes).
     everywhere: bool,
+    /// The authenticator's extra attributes, named in the TokenReview's answer.
+    extra: BTreeMap<String, Vec<String>>,
 }
 
 /// The users, tokens and rights the server answers reviews from.
@@ -34,6 +37,11 @@ pub struct Reviews {
     access_reviews: AtomicUsize,
     /// The `(verb, resource)` a right grants; others are denied. Default `list` `pods`.
     access: Mutex<Option<(String, String)>>,
+    /// How long each review takes to answer (a slow or distant API server).
+    delay: Mutex<Duration>,
+    /// The `spec` of every review asked, in order.
+    token_specs: Mutex<Vec<Value>>,
+    access_specs: Mutex<Vec<Value>>,
 }
 
 impl Reviews {
@@ -50,6 +58,7 @@ impl Reviews {
             tokens: vec![token.into()],
             namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
             everywhere: false,
+            extra: BTreeMap::new(),
         });
         self
     }
@@ -61,6 +70,28 @@ impl Reviews {
             u.everywhere = true;
         }
         self
+    }
+
+    /// Gives `user` an extra attribute (as an OIDC authenticator names scopes).
+    pub fn extra(&self, user: &str, key: &str, values: &[&str]) {
+        for u in self.users.lock().unwrap().iter_mut().filter(|u| u.name == user) {
+            u.extra.insert(key.into(), values.iter().map(|v| v.to_string()).collect());
+        }
+    }
+
+    /// Makes every review take `delay` to answer from now on.
+    pub fn set_delay(&self, delay: Duration) {
+        *self.delay.lock().unwrap() = delay;
+    }
+
+    /// The `spec` of every TokenReview asked so far.
+    pub fn token_review_specs(&self) -> Vec<Value> {
+        self.token_specs.lock().unwrap().clone()
+    }
+
+    /// The `spec` of every SubjectAccessReview asked so far.
+    pub fn access_review_specs(&self) -> Vec<Value> {
+        self.access_specs.lock().unwrap().clone()
     }
 
     /// The right that a table entry stands for (verb, resource); default `list` `pods`.
@@ -101,14 +132,17 @@ impl Reviews {
 
     fn token_review(&self, body: &Value) -> Value {
         self.token_reviews.fetch_add(1, Ordering::SeqCst);
+        self.token_specs.lock().unwrap().push(body["spec"].clone());
         let token = body.pointer("/spec/token").and_then(Value::as_str).unwrap_or("");
         let users = self.users.lock().unwrap();
         let status = match users
             .iter()
             .find(|u| !token.is_empty() && u.tokens.iter().any(|t| t == token))
         {
+            // An audience-aware authenticator: it names the audiences asked for.
             Some(u) => {
-                json!({"authenticated": true, "user": {"username": u.name, "uid": format!("uid-{}", u.name), "groups": u.groups}})
+                json!({"authenticated": true, "user": {"username": u.name, "uid": format!("uid-{}", u.name), "groups": u.groups, "extra": u.extra},
+                       "audiences": body.pointer("/spec/audiences").cloned().unwrap_or(json!([]))})
             }
             None => json!({"authenticated": false, "error": "invalid bearer token"}),
         };
@@ -117,6 +151,7 @@ impl Reviews {
 
     fn access_review(&self, body: &Value) -> Value {
         self.access_reviews.fetch_add(1, Ordering::SeqCst);
+        self.access_specs.lock().unwrap().push(body["spec"].clone());
         let spec = &body["spec"];
         let attr = &spec["resourceAttributes"];
         let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
@@ -170,6 +205,10 @@ pub fn routes(
                         &json!({"kind": "Status", "code": 400, "reason": "BadRequest"}),
                     ));
                 };
+                let delay = *reviews.delay.lock().unwrap();
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
                 let answer = if kind == "token" {
                     reviews.token_review(&body)
                 } else {

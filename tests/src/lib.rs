@@ -4,6 +4,7 @@
 pub mod api_schema;
 pub mod browser;
 pub mod fixtures;
+pub mod from_address;
 pub mod in_cluster;
 pub mod kube_api;
 pub mod kube_reviews;
