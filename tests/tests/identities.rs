@@ -5,13 +5,18 @@
 //!
 //! An invisible namespace answers 403 on every operation, whether it exists or not.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    path::PathBuf,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
+use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use integration_tests::{
     kube_api::{KubeApi, Options, read_fixtures},
     kube_reviews::Reviews,
     prometheus::{PromServer, fixture},
-    server::{BUNDLED, Meshlens, Response, plugin_dir, workspace_root},
+    server::{BUNDLED, Meshlens, Response, basic_auth, plugin_dir, request, workspace_root},
 };
 use serde_json::{Value, json};
 
@@ -370,4 +375,208 @@ fn token_strategies_are_refused_with_a_snapshot() {
             err.stderr
         );
     }
+}
+
+fn claims(token: &str) -> Value {
+    let part = token.split('.').nth(1).expect("a JWT");
+    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(part).expect("base64url")).expect("JSON")
+}
+
+/// Unseen bearer strings are anyone's to send: public routes never review them, and on
+/// protected routes the reviews are rate-limited (defaults: 10 a second, 20 at once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junk_tokens_cost_a_bounded_number_of_reviews() {
+    let s = setup("strategy = \"token\"", read_fixtures(&demo())).await;
+    for i in 0..50 {
+        let r = s.as_user(&format!("junk-on-status-{i}"), "/api/status").await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    assert_eq!(s.reviews.token_reviews(), 0, "a public route sent a TokenReview");
+
+    // 200 junk tokens sent over 2 s (one every 10 ms, whether or not answers have come).
+    integration_tests::server::install_crypto_provider();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let started = Instant::now();
+    let sends = (0..200u64).map(|i| {
+        let (client, url) = (client.clone(), format!("http://{}/api/namespaces", s.m.addr));
+        async move {
+            tokio::time::sleep_until((started + Duration::from_millis(10 * i)).into()).await;
+            let token = format!("junk-{i}");
+            let r = client.get(&url).bearer_auth(&token).send().await.expect("answered");
+            let status = r.status().as_u16();
+            let headers = r
+                .headers()
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+                .collect();
+            let body = r.bytes().await.expect("body").to_vec();
+            (token, Response { status, headers, body }, started.elapsed())
+        }
+    });
+    let sent = futures::future::join_all(sends).await;
+    let last_sent = sent.iter().map(|(_, _, t)| *t).max().unwrap_or_default();
+    let answers: Vec<(String, Response)> = sent.into_iter().map(|(t, r, _)| (t, r)).collect();
+    let took = started.elapsed();
+    let reviews = s.reviews.token_reviews();
+    eprintln!(
+        "200 junk tokens sent over 2 s, all answered after {took:?} (last {last_sent:?}): {reviews} TokenReviews"
+    );
+    assert!(reviews <= 50, "{reviews} TokenReviews for 200 junk tokens");
+    assert!(answers.iter().all(|(_, r)| matches!(r.status, 401 | 429)), "only 401 and 429");
+    let limited: Vec<&Response> =
+        answers.iter().map(|(_, r)| r).filter(|r| r.status == 429).collect();
+    assert!(!limited.is_empty(), "no 429 for 200 unseen tokens");
+    for r in limited {
+        assert_eq!(r.json()["code"], 429);
+        let wait: u64 = r.header("retry-after").expect("Retry-After").parse().unwrap();
+        assert!((1..=10).contains(&wait), "{wait}");
+    }
+    // A token already known to be bad answers 401 at once, without a review, budget or not.
+    let (known, _) = answers.iter().find(|(_, r)| r.status == 401).expect("some were reviewed");
+    let before = s.reviews.token_reviews();
+    assert_eq!(s.as_user(known, "/api/namespaces").await.status, 401);
+    assert_eq!(s.reviews.token_reviews(), before);
+    // Once the budget refills, a real user gets in.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(s.namespaces(ALICE).await, vec!["bookinfo"]);
+}
+
+/// A session token stands for its Kubernetes token: it ends when that token's `exp` does,
+/// and once the cached review is older than `review_cache_ttl` the token is reviewed again,
+/// so a revoked token ends its sessions within that time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_kubernetes_token_ends_its_session_tokens_within_the_cache_ttl() {
+    let s = setup("strategy = \"token\"\nreview_cache_ttl = \"2s\"", read_fixtures(&demo())).await;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let exp = now + 600;
+    let payload = URL_SAFE_NO_PAD
+        .encode(format!(r#"{{"exp":{exp},"sub":"system:serviceaccount:bookinfo:reader"}}"#));
+    let kube = format!("eyJhbGciOiJSUzI1NiJ9.{payload}.c2lnbmF0dXJl");
+    s.reviews.user("reader", &kube, &["bookinfo"]);
+    let r = s.as_user(&kube, "/api/token").await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let session = r.json()["token"].as_str().unwrap().to_string();
+    let c = claims(&session);
+    assert!(c["exp"].as_u64().unwrap() <= exp, "the session outlives the Kubernetes token: {c}");
+    assert_eq!(c["strategy"], "token");
+    assert_eq!(c["ktd"].as_str().map(str::len), Some(43), "a SHA-256 digest: {c}");
+    assert!(!session.contains(&payload), "the Kubernetes token is not readable in it");
+    assert_eq!(s.namespaces(&session).await, vec!["bookinfo"]);
+
+    s.reviews.expire_token(&kube);
+    let revoked = Instant::now();
+    let mut status = 200;
+    while revoked.elapsed() < Duration::from_secs(8) {
+        status = s.as_user(&session, "/api/namespaces").await.status;
+        if status == 401 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let took = revoked.elapsed();
+    assert_eq!(status, 401, "the session token of a revoked Kubernetes token still works");
+    assert!(took <= Duration::from_secs(5), "401 only after {took:?} (ttl 2 s + 3 s)");
+}
+
+/// Session tokens name their strategy: with the same key and issuer, a `token` session is
+/// refused by a `login` server (where it would see everything) and the other way round.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_tokens_are_bound_to_their_strategy() {
+    const KEY: &str = "one-key-for-both-0123456789abcdef0123456789";
+    let s = setup(&format!("strategy = \"token\"\nsigning_key = {KEY:?}"), read_fixtures(&demo()))
+        .await;
+    let alice = s.as_user(ALICE, "/api/token").await.json()["token"].as_str().unwrap().to_string();
+    let login = tokio::task::spawn_blocking(|| {
+        let cfg = format!(
+            "[server]\nport = 0\n[auth]\npassword = \"pw\"\nsigning_key = {KEY:?}\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n"
+        );
+        Meshlens::start(&cfg, &[], vec![]).unwrap_or_else(|e| panic!("{e:?}"))
+    })
+    .await
+    .unwrap();
+    let addr = login.addr.clone();
+    let bearer = format!("Bearer {alice}");
+    let r = tokio::task::spawn_blocking(move || {
+        let r = request(&addr, "GET", "/api/namespaces", &[("Authorization", &bearer)]);
+        let admin =
+            request(&addr, "GET", "/api/token", &[("Authorization", &basic_auth("admin", "pw"))]);
+        (r, admin)
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.0.status, 401, "a token-strategy session opened a login server: {}", r.0.text());
+    let admin = r.1.json()["token"].as_str().unwrap().to_string();
+    let before = s.reviews.token_reviews();
+    let r = s.as_user(&admin, "/api/namespaces").await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(
+        s.reviews.token_reviews(),
+        before,
+        "our own token of another strategy is not sent for review"
+    );
+}
+
+/// The SubjectAccessReview asks about the whole user the TokenReview named (its `extra`
+/// too), and `auth.audiences` goes with every TokenReview.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_carry_the_whole_user_and_the_audiences() {
+    let s = setup(
+        "strategy = \"token\"\naudiences = [\"meshlens.example\", \"https://kubernetes.default.svc\"]",
+        read_fixtures(&demo()),
+    )
+    .await;
+    s.reviews.extra("alice", "scopes.example.com", &["read", "mesh"]);
+    assert_eq!(s.namespaces(ALICE).await, vec!["bookinfo"]);
+    let tokens = s.reviews.token_review_specs();
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(
+        tokens[0]["audiences"],
+        json!(["meshlens.example", "https://kubernetes.default.svc"])
+    );
+    let access = s.reviews.access_review_specs();
+    assert!(!access.is_empty());
+    for spec in &access {
+        assert_eq!(spec["user"], "alice");
+        assert_eq!(spec["extra"], json!({"scopes.example.com": ["read", "mesh"]}), "{spec}");
+    }
+}
+
+/// Ten identical graphs at once ask each access question once: concurrent reviews of the
+/// same (user, namespace, verb) are shared, and so is the one TokenReview of the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_identical_graphs_share_access_reviews() {
+    let s = setup("strategy = \"token\"", read_fixtures(&demo())).await;
+    s.reviews.user("dave", "dave-token", &["bookinfo", "istio-system"]);
+    s.reviews.user("erin", "erin-token", &["bookinfo", "istio-system"]);
+    s.reviews.set_delay(Duration::from_millis(300));
+    let graph = format!(
+        "/api/namespaces/graph?namespaces=bookinfo,istio-system&queryTime={}&duration=600s",
+        s.end
+    );
+    // The questions one such graph asks (erin's, alone).
+    let before = s.reviews.access_reviews();
+    assert_eq!(s.as_user("erin-token", &graph).await.status, 200);
+    let questions = s.reviews.access_reviews() - before;
+    assert!((2..=6).contains(&questions), "{questions} questions");
+
+    let (tokens, access) = (s.reviews.token_reviews(), s.reviews.access_reviews());
+    let answers = futures::future::join_all((0..10).map(|_| s.as_user("dave-token", &graph))).await;
+    for r in &answers {
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    assert_eq!(s.reviews.token_reviews() - tokens, 1, "one TokenReview for one token");
+    let sent = s.reviews.access_reviews() - access;
+    eprintln!("10 identical graphs at once: {sent} SubjectAccessReviews ({questions} questions)");
+    assert_eq!(sent, questions, "each question asked once");
+    let mut asked: Vec<String> = s
+        .reviews
+        .access_review_specs()
+        .iter()
+        .filter(|spec| spec["user"] == "dave")
+        .map(|spec| spec["resourceAttributes"].to_string())
+        .collect();
+    let all = asked.len();
+    asked.sort();
+    asked.dedup();
+    assert_eq!(asked.len(), all, "a question was asked twice");
 }
