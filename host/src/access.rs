@@ -148,7 +148,10 @@ impl Reviewer {
                 if let Some(answer) = self.cached(&key) {
                     return answer;
                 }
-                if let Err(wait) = self.review_rate.check() {
+                // The rate is for tokens never accepted: one whose accepted answer merely went
+                // stale (a session's periodic re-review) is a real user's, not a flood's.
+                let known = lock(&self.tokens).accepted.contains(&key);
+                if !known && let Err(wait) = self.review_rate.check() {
                     let secs = wait.wait_time_from(governor::clock::DefaultClock::default().now());
                     return Err(ApiError::TooManyRequests {
                         message: "too many unseen tokens to review; try again shortly".into(),
@@ -161,21 +164,25 @@ impl Reviewer {
                     .await
                     .map_err(|_| ApiError::internal("the review slots are closed"))?;
                 let user = self.review_token(token).await?;
-                let now = Instant::now();
-                let mut cache = lock(&self.tokens);
-                match &user {
-                    Some(u) => {
-                        cache.refused.pop(&key);
-                        cache.accepted.put(key, (now, u.clone()));
-                    }
-                    None => {
-                        cache.accepted.pop(&key);
-                        cache.refused.put(key, now);
-                    }
-                }
+                self.remember(key, user.clone());
                 user.ok_or_else(refused)
             })
             .await
+    }
+
+    fn remember(&self, key: Digest32, user: Option<Arc<KubeUser>>) {
+        let now = Instant::now();
+        let mut cache = lock(&self.tokens);
+        match user {
+            Some(u) => {
+                cache.refused.pop(&key);
+                cache.accepted.put(key, (now, u));
+            }
+            None => {
+                cache.accepted.pop(&key);
+                cache.refused.put(key, now);
+            }
+        }
     }
 
     async fn review_token(&self, token: &str) -> Result<Option<Arc<KubeUser>>, ApiError> {
@@ -387,5 +394,41 @@ impl Access {
     /// Whether answers must be filtered at all (false for `anonymous` and `login`).
     pub fn restricted(&self) -> bool {
         !matches!(self.identity, Identity::Everyone)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(name: &str) -> Option<Arc<KubeUser>> {
+        Some(Arc::new(KubeUser {
+            username: name.into(),
+            uid: String::new(),
+            groups: vec![],
+            extra: BTreeMap::new(),
+        }))
+    }
+
+    #[test]
+    fn token_answers_are_bounded_and_kept_apart() {
+        let cfg = AuthConfig { review_cache_entries: 2, ..AuthConfig::default() };
+        let r = Reviewer::new(None, &cfg);
+        r.remember([1; 32], user("a"));
+        r.remember([2; 32], user("b"));
+        // A flood of refused tokens does not push out accepted ones.
+        for i in 10..100 {
+            r.remember([i; 32], None);
+        }
+        assert!(matches!(r.cached(&[1; 32]), Some(Ok(u)) if u.username == "a"));
+        assert!(matches!(r.cached(&[99; 32]), Some(Err(ApiError::Unauthorized(_)))));
+        assert!(r.cached(&[10; 32]).is_none(), "the least recently used refusal is gone");
+        // Touching "a" keeps it; a third accepted token pushes out "b".
+        r.remember([3; 32], user("c"));
+        assert!(r.cached(&[2; 32]).is_none());
+        assert!(r.cached(&[1; 32]).is_some() && r.cached(&[3; 32]).is_some());
+        // A token refused after being accepted is refused.
+        r.remember([1; 32], None);
+        assert!(matches!(r.cached(&[1; 32]), Some(Err(_))));
     }
 }

@@ -39,6 +39,8 @@ pub struct Reviews {
     access: Mutex<Option<(String, String)>>,
     /// How long each review takes to answer (a slow or distant API server).
     delay: Mutex<Duration>,
+    /// Answers TokenReviews without naming audiences (an authenticator unaware of them).
+    audience_unaware: std::sync::atomic::AtomicBool,
     /// The `spec` of every review asked, in order.
     token_specs: Mutex<Vec<Value>>,
     access_specs: Mutex<Vec<Value>>,
@@ -77,6 +79,11 @@ impl Reviews {
         for u in self.users.lock().unwrap().iter_mut().filter(|u| u.name == user) {
             u.extra.insert(key.into(), values.iter().map(|v| v.to_string()).collect());
         }
+    }
+
+    /// From now on TokenReview answers name no audiences, whatever was asked.
+    pub fn ignore_audiences(&self) {
+        self.audience_unaware.store(true, Ordering::SeqCst);
     }
 
     /// Makes every review take `delay` to answer from now on.
@@ -142,7 +149,7 @@ impl Reviews {
             // An audience-aware authenticator: it names the audiences asked for.
             Some(u) => {
                 json!({"authenticated": true, "user": {"username": u.name, "uid": format!("uid-{}", u.name), "groups": u.groups, "extra": u.extra},
-                       "audiences": body.pointer("/spec/audiences").cloned().unwrap_or(json!([]))})
+                       "audiences": if self.audience_unaware.load(Ordering::SeqCst) { json!([]) } else { body.pointer("/spec/audiences").cloned().unwrap_or(json!([])) }})
             }
             None => json!({"authenticated": false, "error": "invalid bearer token"}),
         };

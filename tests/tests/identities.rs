@@ -539,6 +539,11 @@ async fn reviews_carry_the_whole_user_and_the_audiences() {
         assert_eq!(spec["user"], "alice");
         assert_eq!(spec["extra"], json!({"scopes.example.com": ["read", "mesh"]}), "{spec}");
     }
+    // An API server that does not say the token is meant for one of the audiences: refused.
+    s.reviews.ignore_audiences();
+    let r = s.as_user(BOB, "/api/namespaces").await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(s.reviews.token_reviews(), 2);
 }
 
 /// Ten identical graphs at once ask each access question once: concurrent reviews of the
