@@ -205,7 +205,7 @@ pub struct AuthConfig {
     /// Failed logins allowed from all addresses together per minute; beyond it, addresses
     /// that have failed in the minute are refused (others still get their password checked).
     pub max_failed_logins_total: u32,
-    /// Password checks (Argon2) running at once; more answer 429.
+    /// Argon2 password checks running at once; more answer 429 (plain passwords need no slot).
     pub login_concurrency: usize,
     /// Peers (CIDRs) whose `X-Forwarded-For` names the client, for the failed-login limits.
     pub trusted_proxies: Vec<String>,

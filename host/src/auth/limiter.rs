@@ -111,8 +111,10 @@ impl LoginGate {
         self.failures.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Reserves one attempt for `client`, or says why it may not try now.
-    pub fn begin(&self, client: IpAddr) -> Result<Attempt<'_>, ApiError> {
+    /// Reserves one attempt for `client`, or says why it may not try now. A `costly` check
+    /// (Argon2) also takes one of the `login_concurrency` slots; a plain digest compare
+    /// costs microseconds and runs without one.
+    pub fn begin(&self, client: IpAddr, costly: bool) -> Result<Attempt<'_>, ApiError> {
         let now = Instant::now();
         let (client_window, all_window) = {
             let mut f = self.lock();
@@ -137,10 +139,12 @@ impl LoginGate {
             f.all.n = f.all.n.saturating_add(1);
             (start, f.all.start)
         };
-        let attempt =
-            |check| Attempt { gate: self, client, client_window, all_window, check: Some(check) };
+        let attempt = |check| Attempt { gate: self, client, client_window, all_window, check };
+        if !costly {
+            return Ok(attempt(None));
+        }
         match self.checks.clone().try_acquire_owned() {
-            Ok(check) => Ok(attempt(check)),
+            Ok(check) => Ok(attempt(Some(check))),
             Err(_) => {
                 // Not tried: the reservation is given back.
                 self.give_back(client, client_window, all_window);
@@ -223,55 +227,59 @@ mod tests {
         let g = LoginGate::new(3, 100, 10);
         let a = ip("10.0.0.1");
         // Three attempts in flight at once: a fourth is refused before any has failed.
-        let held: Vec<_> = (0..3).map(|_| g.begin(a).expect("under the limit")).collect();
-        assert!(matches!(g.begin(a), Err(ApiError::TooManyRequests { .. })));
+        let held: Vec<_> = (0..3).map(|_| g.begin(a, true).expect("under the limit")).collect();
+        assert!(matches!(g.begin(a, true), Err(ApiError::TooManyRequests { .. })));
         for t in held {
             t.succeeded();
         }
-        assert!(g.begin(a).is_ok(), "successes do not count");
+        assert!(g.begin(a, true).is_ok(), "successes do not count");
     }
 
     #[test]
     fn failures_block_the_address_not_its_neighbours() {
         let g = LoginGate::new(3, 100, 10);
         for _ in 0..3 {
-            drop(g.begin(ip("10.0.0.1")).unwrap());
+            drop(g.begin(ip("10.0.0.1"), true).unwrap());
         }
-        match g.begin(ip("10.0.0.1")) {
+        match g.begin(ip("10.0.0.1"), true) {
             Err(ApiError::TooManyRequests { retry_after, .. }) => {
                 assert!((1..=60).contains(&retry_after))
             }
             _ => panic!("blocked after three failures"),
         }
-        assert!(g.begin(ip("10.0.0.2")).is_ok());
+        assert!(g.begin(ip("10.0.0.2"), true).is_ok());
     }
 
     #[test]
     fn the_global_budget_refuses_failed_addresses_only() {
         let g = LoginGate::new(5, 4, 10);
         for i in 0..4 {
-            drop(g.begin(ip(&format!("10.0.1.{i}"))).unwrap());
+            drop(g.begin(ip(&format!("10.0.1.{i}")), true).unwrap());
         }
-        assert!(g.begin(ip("10.0.1.0")).is_err(), "failed before, budget spent");
-        let fresh = g.begin(ip("10.0.2.1")).expect("never failed: still checked");
+        assert!(g.begin(ip("10.0.1.0"), true).is_err(), "failed before, budget spent");
+        let fresh = g.begin(ip("10.0.2.1"), true).expect("never failed: still checked");
         fresh.succeeded();
     }
 
     #[test]
     fn checks_beyond_the_concurrency_answer_429_and_are_not_counted() {
         let g = LoginGate::new(5, 100, 2);
-        let a = g.begin(ip("10.0.0.1")).unwrap();
-        let b = g.begin(ip("10.0.0.2")).unwrap();
-        match g.begin(ip("10.0.0.3")) {
+        let a = g.begin(ip("10.0.0.1"), true).unwrap();
+        let b = g.begin(ip("10.0.0.2"), true).unwrap();
+        match g.begin(ip("10.0.0.3"), true) {
             Err(ApiError::TooManyRequests { retry_after, .. }) => assert_eq!(retry_after, 1),
             _ => panic!("a third check at once"),
         }
         a.succeeded();
         b.succeeded();
         for _ in 0..5 {
-            drop(g.begin(ip("10.0.0.3")).unwrap());
+            drop(g.begin(ip("10.0.0.3"), true).unwrap());
         }
-        assert!(g.begin(ip("10.0.0.3")).is_err(), "the refused one did not count");
+        assert!(g.begin(ip("10.0.0.3"), true).is_err(), "the refused one did not count");
+        // Plain (cheap) checks take no slot.
+        let _held =
+            (g.begin(ip("10.0.0.4"), true).unwrap(), g.begin(ip("10.0.0.5"), true).unwrap());
+        assert!(g.begin(ip("10.0.0.6"), false).is_ok());
     }
 
     #[test]

@@ -247,17 +247,22 @@ impl Auth {
     ) -> Result<(), ApiError> {
         let client = limiter::client_key(peer, headers, &self.trusted_proxies);
         // Counted before the check, so parallel guesses cannot outrun the first failure.
-        let mut attempt = self.gate.begin(client)?;
-        let slot = attempt.slot();
-        let check = self.login.clone();
-        // Argon2 takes tens of milliseconds of CPU: keep it off the async workers (the gate
-        // keeps at most `login_concurrency` of these on the blocking pool).
-        let ok = tokio::task::spawn_blocking(move || {
-            let _slot = slot;
-            check.matches(&user, &pass)
-        })
-        .await
-        .map_err(|e| ApiError::internal(format!("login check failed: {e}")))?;
+        let costly = self.login.costly();
+        let mut attempt = self.gate.begin(client, costly)?;
+        let ok = if costly {
+            let slot = attempt.slot();
+            let check = self.login.clone();
+            // Argon2 takes tens of milliseconds of CPU and m KiB: off the async workers, and
+            // the slot goes with the check, so one that outlives its request still counts.
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                check.matches(&user, &pass)
+            })
+            .await
+            .map_err(|e| ApiError::internal(format!("login check failed: {e}")))?
+        } else {
+            self.login.matches(&user, &pass)
+        };
         if ok {
             attempt.succeeded();
             Ok(())
@@ -303,6 +308,11 @@ impl LoginCheck {
             _ => Secret::Unset,
         };
         LoginCheck { user: digest(&cfg.username), secret }
+    }
+
+    /// Whether a check is an Argon2 verification (CPU and memory), not a digest compare.
+    fn costly(&self) -> bool {
+        matches!(self.secret, Secret::Argon2(_))
     }
 
     fn matches(&self, user: &str, pass: &str) -> bool {
