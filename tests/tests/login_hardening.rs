@@ -322,3 +322,19 @@ fn tokens_name_their_strategy_anonymous_issues_none_and_costly_hashes_refuse_to_
         err.stderr
     );
 }
+
+/// One IPv6 host holds a whole /64: its addresses count as one client (here named by a
+/// trusted proxy, since loopback has a single IPv6 address).
+#[test]
+fn ipv6_clients_are_counted_by_their_64() {
+    let m = start(
+        "password = \"right\"\nmax_failed_logins = 2\ntrusted_proxies = [\"127.0.0.1\", \"::1\"]",
+    );
+    let login = |client: &str, pass: &str| {
+        basic_from(&m, 1, "/api/namespaces", pass, &[("X-Forwarded-For", client)]).status
+    };
+    assert_eq!(login("2001:db8:1:2::1", "a"), 401);
+    assert_eq!(login("2001:db8:1:2:ffff:ffff:ffff:ffff", "b"), 401);
+    assert_eq!(login("2001:db8:1:2:1234::9", "right"), 429, "another address of the same /64");
+    assert_eq!(login("2001:db8:1:3::1", "right"), 200, "the next /64 is another client");
+}
