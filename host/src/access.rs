@@ -1,7 +1,10 @@
 //! Who may see which namespace: the caller's [`Identity`], and for Kubernetes users
 //! (strategies `token` and `header`) TokenReview and SubjectAccessReview against the
 //! cluster source's API server, made with the service's own credentials and cached for
-//! `auth.review_cache_ttl`.
+//! `auth.review_cache_ttl`. Concurrent identical reviews are shared ([`Flights`]); unseen
+//! tokens are anyone's to send, so TokenReviews are also rate-limited (`auth.review_rate`,
+//! `auth.review_burst`), bounded in number at once (`auth.review_concurrency`) and their
+//! answers kept in bounded LRUs (`auth.review_cache_entries`).
 //!
 //! The cluster model itself is read once with the service account and shared; every
 //! answer is filtered here, by the caller's rights, before it leaves (README "Identities").
