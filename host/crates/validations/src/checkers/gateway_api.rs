@@ -72,15 +72,19 @@ fn unique_listener_names(o: &MeshObject, _idx: &Index<'_>, out: &mut Vec<Check>)
     }
 }
 
-/// The (hostname, port, protocol) of a listener; listeners without hostname never clash.
-fn listener_key(l: &Value) -> Option<(&str, u64, &str)> {
+/// A listener's (hostname, port, protocol).
+type ListenerKey<'a> = (&'a str, u64, &'a str);
+
+/// The key of a listener; listeners without hostname never clash.
+fn listener_key(l: &Value) -> Option<ListenerKey<'_>> {
     Some((str_at(l, "hostname")?, l.get("port")?.as_u64()?, str_at(l, "protocol").unwrap_or("")))
 }
 
 /// KIA1501: a listener whose hostname, port and protocol another Gateway (of any
 /// namespace) also has.
 fn multi_match(ns: &str, idx: &Index<'_>, report: &mut dyn FnMut(&MeshObject, Check)) {
-    let mut owners: HashMap<(&str, u64, &str), Vec<(&str, &str)>> = HashMap::new();
+    // Each key's Gateways, as (namespace, name).
+    let mut owners: HashMap<ListenerKey<'_>, Vec<(&str, &str)>> = HashMap::new();
     for g in &idx.all_k8s_gateways {
         for l in arr(&g.spec, "listeners") {
             if let Some(k) = listener_key(l) {
