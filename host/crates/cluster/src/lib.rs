@@ -226,7 +226,8 @@ impl Cluster {
     }
 
     /// Current problems with cluster access, one line each (e.g. a kind the service account
-    /// may not list or watch, which then counts as absent).
+    /// may not list or watch, which then counts as absent), and one line naming the
+    /// security, Sidecar and Gateway API kinds whose CRDs the cluster does not serve.
     pub fn access_warnings(&self) -> Vec<String> {
         match &self.inner.source {
             Source::Snapshot(..) => Vec::new(),
