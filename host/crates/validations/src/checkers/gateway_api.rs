@@ -108,7 +108,8 @@ fn multi_match(ns: &str, idx: &Index<'_>, report: &mut dyn FnMut(&MeshObject, Ch
 
 /// Whether a listener of `gw` admits routes of namespace `route_ns` from another namespace
 /// (`allowedRoutes.namespaces.from`: `All`, or `Selector` whose `matchLabels` the
-/// namespace's labels carry; the default `Same` does not).
+/// namespace's labels carry; the default `Same` does not). As in Kiali's
+/// `IsGatewaySharedWithNS`, a selector's `matchExpressions` are not read.
 fn admits(gw: &MeshObject, route_ns: &str, idx: &Index<'_>) -> bool {
     arr(&gw.spec, "listeners").iter().any(|l| {
         let nss = l.get("allowedRoutes").and_then(|a| a.get("namespaces"));
@@ -149,7 +150,9 @@ fn parent_gateways(o: &MeshObject, idx: &Index<'_>, out: &mut Vec<Check>) {
 }
 
 /// Whether a ReferenceGrant of namespace `to_ns` lets routes of `kind` in `from_ns` refer to
-/// the Service `name`.
+/// the Service `name`. Every `from` and `to` entry counts, and a `to` with a name grants
+/// that Service only (Kiali's `kubernetes/host.go` HasMatchingReferenceGrant reads the first
+/// entry of each and ignores the name).
 fn granted(idx: &Index<'_>, from_ns: &str, kind: &str, to_ns: &str, name: &str) -> bool {
     idx.objects(ObjectKind::K8sReferenceGrant, to_ns).iter().any(|g| {
         let from_ok = arr(&g.spec, "from").iter().any(|f| {
