@@ -141,7 +141,9 @@ OPS = [
      ref("Workload"), [401, 404, 500, 503]),
     ("/namespaces/{namespace}/mesh", "meshConfigList", "config", "Mesh configuration lists of a namespace.",
      [NS, q("objects", "Comma-separated plural kind names to fill (default all): destinationrules, gateways, "
-            "quotaspecbindings, quotaspecs, rules, serviceentries, virtualservices.")],
+            "quotaspecbindings, quotaspecs, rules, serviceentries, virtualservices, authorizationpolicies, "
+            "peerauthentications, requestauthentications, sidecars, k8sgateways, k8shttproutes, k8sgrpcroutes, "
+            "k8sreferencegrants.")],
      ref("MeshConfigList"), [400, 401, 404, 500, 503]),
     ("/namespaces/{namespace}/mesh/{object_type}/{object}/mesh_validations", "objectValidations", "validations",
      "Validations of one mesh object.",
@@ -193,7 +195,11 @@ SAMPLE = {"type": "array", "minItems": 2, "maxItems": 2,
           "items": {"description": "unix seconds (a number), then the value (a string)"}}
 SERIES = obj({"matrix": arr(obj({"metric": mp(S), "values": arr(SAMPLE)}))})
 VALIDATION = obj({"name": S, "objectType": S, "valid": B,
-                  "checks": arr(obj({"message": S, "severity": {"type": "string", "enum": ["error", "warning"]}, "path": S}))})
+                  "checks": arr(obj({"message": S, "severity": {"type": "string", "enum": ["error", "warning"]}, "path": S,
+                                     "code": {"type": "string", "description": "Kiali's KIA code; only on the checks of "
+                                              "AuthorizationPolicy, PeerAuthentication, RequestAuthentication, Sidecar "
+                                              "and the Gateway API kinds."}},
+                                    optional=("code",)))})
 TRAFFIC = obj({"protocol": S, "rates": nullable(mp(S))})
 # Appenders outside the bundle may add their own fields to nodes and edges.
 APPENDER_FIELD = {"description": "An appender's own field: a boolean, number, string or null."}
@@ -221,10 +227,10 @@ DEFS = {
                                  optional=["workloadStatuses", "workloadStatus"])),
     "NodeData": obj({"id": S, "parent": S, "nodeType": S, "namespace": S, "workload": S, "app": S, "version": S,
                      "service": S, "destServices": mp(B), "traffic": arr(TRAFFIC), "hasCB": B, "hasMissingSC": B,
-                     "hasVS": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
+                     "hasVS": B, "hasHTTPRoute": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
                      "isRoot": B, "isServiceEntry": S, "isUnused": B},
                     optional=["parent", "workload", "app", "version", "service", "destServices", "traffic",
-                              "hasCB", "hasMissingSC", "hasVS", "isDead", "isGroup", "isInaccessible",
+                              "hasCB", "hasMissingSC", "hasVS", "hasHTTPRoute", "isDead", "isGroup", "isInaccessible",
                               "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused"],
                     open_fields=APPENDER_FIELD),
     "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B},
@@ -252,7 +258,9 @@ DEFS = {
                      "services": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "resourceVersion": S, "type": S,
                                           "ip": S, "ports": arr(obj({"name": S, "protocol": S, "port": I}))}))}),
     "MeshConfigList": obj({"namespace": obj({"name": S}), **{k: arr({"type": "object"}) for k in [
-        "destinationRules", "gateways", "quotaSpecBindings", "quotaSpecs", "rules", "serviceEntries", "virtualServices"]}}),
+        "destinationRules", "gateways", "quotaSpecBindings", "quotaSpecs", "rules", "serviceEntries", "virtualServices",
+        "authorizationPolicies", "peerAuthentications", "requestAuthentications", "sidecars", "k8sGateways",
+        "k8sHTTPRoutes", "k8sGRPCRoutes", "k8sReferenceGrants"]}}),
     "MeshValidation": VALIDATION,
     "TypedMeshValidations": mp(mp(ref("MeshValidation"))),
     "NamespaceValidations": mp(ref("TypedMeshValidations")),

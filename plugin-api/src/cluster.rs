@@ -25,6 +25,9 @@ pub enum ClusterKind {
     Gateways,
     /// MonitoringDashboard resources (dashboard providers).
     MonitoringDashboards,
+    /// Gateway API HTTPRoutes and GRPCRoutes of every visible namespace (their backends may
+    /// be in other namespaces); kinds `HTTPRoute` and `GRPCRoute`.
+    Routes,
 }
 
 /// A workload as appenders see it.

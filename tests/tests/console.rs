@@ -676,6 +676,89 @@ fn console_on_the_demo() {
 }
 
 #[test]
+fn console_mesh_pages_show_the_security_sidecar_and_gateway_api_kinds() {
+    let plugins = tempfile::tempdir().expect("temp dir");
+    let cfg = cluster_only_config(
+        "source = \"snapshot\"\nsnapshot = [\"tests/fixtures/config-kinds\"]",
+        plugins.path(),
+    );
+    let m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
+    let b = base(&m);
+    let validations = m.get("/api/namespaces/shop/mesh_validations").json();
+    with_browser(|c| async move {
+        c.goto(&format!("{b}/console/mesh?namespace=shop")).await.expect("mesh");
+        wait_js(
+            &c,
+            "return !!document.querySelector('[data-testid=mesh-objects]')",
+            "mesh objects",
+        )
+        .await;
+        // Every object of the API's namespaceValidations shows, with the API's status.
+        let shown = js(&c, "return Object.fromEntries([...document.querySelectorAll('[data-testid=mesh-object-status]')].map(e => [e.dataset.object, e.dataset.status]))", vec![]).await;
+        let shown = shown.as_object().expect("statuses").clone();
+        let mut expected = 0;
+        for (kind, objects) in validations["shop"].as_object().expect("typed map") {
+            for (name, v) in objects.as_object().expect("by name") {
+                let checks = v["checks"].as_array().expect("checks");
+                let want = if checks.iter().any(|c| c["severity"] == "error") {
+                    "failing"
+                } else if checks.is_empty() {
+                    "healthy"
+                } else {
+                    "degraded"
+                };
+                assert_eq!(
+                    shown.get(&format!("{kind}/{name}")),
+                    Some(&json!(want)),
+                    "{kind}/{name}"
+                );
+                expected += 1;
+            }
+        }
+        assert_eq!(shown.len(), expected, "{shown:?}");
+        let headings = js(&c, "return [...document.querySelectorAll('[data-testid=mesh-objects] h2')].map(e => e.innerText)", vec![]).await;
+        for h in [
+            "AuthorizationPolicies",
+            "PeerAuthentications",
+            "Sidecars",
+            "Gateways (Gateway API)",
+            "HTTPRoutes",
+            "GRPCRoutes",
+        ] {
+            assert!(headings.as_array().is_some_and(|a| a.contains(&json!(h))), "{h}: {headings}");
+        }
+        // One object: its checks with their KIA codes, and its spec.
+        c.goto(&format!(
+            "{b}/console/mesh/object?namespace=shop&objectType=k8shttproutes&object=route-broken"
+        ))
+        .await
+        .expect("object");
+        let checks = wait_js(
+            &c,
+            "return document.querySelector('[data-testid=object-checks]')?.innerText",
+            "object checks",
+        )
+        .await;
+        let checks = checks.as_str().unwrap_or_default();
+        for part in [
+            "KIA1401",
+            "KIA1402",
+            "spec/parentRefs[0]/name/missing",
+            "spec/rules[0]/backendRefs[1]/name",
+            "non-existent or inaccessible K8s gateway",
+        ] {
+            assert!(checks.contains(part), "{part}: {checks}");
+        }
+        let spec =
+            js(&c, "return document.querySelector('[data-testid=object-spec]').innerText", vec![])
+                .await;
+        assert!(spec.as_str().unwrap_or_default().contains("\"parentRefs\""), "{spec}");
+        screenshot(&c, "mesh-object-k8shttproute-desktop").await;
+        no_console_errors(&c, "mesh pages of the new kinds").await;
+    });
+}
+
+#[test]
 fn console_login_with_wrong_right_and_expired_credentials() {
     let start = |lifetime: &str| {
         let plugins = tempfile::tempdir().expect("temp dir");

@@ -70,7 +70,11 @@ async fn cluster() -> Cluster {
 /// The cluster with the API server enforcing `role`, and answering reviews from `reviews`.
 async fn cluster_with(role: &ClusterRole, reviews: Option<Arc<Reviews>>) -> Cluster {
     let root = workspace_root();
-    let paths = vec![root.join("config/demo"), root.join("tests/fixtures/cluster")];
+    let paths = vec![
+        root.join("config/demo"),
+        root.join("tests/fixtures/cluster"),
+        root.join("tests/fixtures/config-kinds"),
+    ];
     let mut objects = read_fixtures(&paths);
     objects.extend(mixer_objects());
     let rbac = Arc::new(Rbac::new(role, TOKEN));
@@ -253,6 +257,21 @@ async fn with_the_deploy_role_every_operation_answers_and_any_narrower_role_brea
         Some(1),
         "the Mixer objects are part of the answers"
     );
+    // So are the security, Sidecar and Gateway API kinds, each of which the role must cover.
+    let (_, shop) = &want["/api/namespaces/shop/mesh"];
+    for list in [
+        "authorizationPolicies",
+        "peerAuthentications",
+        "requestAuthentications",
+        "sidecars",
+        "k8sGateways",
+        "k8sHTTPRoutes",
+        "k8sGRPCRoutes",
+    ] {
+        assert!(shop[list].as_array().is_some_and(|a| !a.is_empty()), "{list}: {shop}");
+    }
+    let (_, backends) = &want["/api/namespaces/backends/mesh"];
+    assert!(backends["k8sReferenceGrants"].as_array().is_some_and(|a| !a.is_empty()));
     let (_, graph) = &want[&ops[1]];
     assert!(graph["elements"]["nodes"].as_array().is_some_and(|n| n.len() > 5), "{graph}");
 
@@ -293,7 +312,7 @@ async fn with_the_deploy_role_every_operation_answers_and_any_narrower_role_brea
             .collect();
         narrower.push((format!("without verb {v}"), rs));
     }
-    assert_eq!(narrower.len(), 21, "19 resources and 2 verbs");
+    assert_eq!(narrower.len(), 29, "27 resources and 2 verbs");
     for (what, rs) in narrower {
         c.rbac.set_rules(rs);
         let m = c.replica(SIGNING_KEY, &[("MESHLENS_CLUSTER__SYNC_TIMEOUT", "3s")]);

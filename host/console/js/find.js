@@ -6,7 +6,7 @@
 //   op     := '=' | '!=' | '>' | '>=' | '<' | '<='
 //
 // Node attributes: name, ns (namespace), node (app, workload, service, unknown, box), app,
-// version, workload, service; flags hasCB, hasVS, hasMissingSC (sc), dead, unused, outside,
+// version, workload, service; flags hasCB, hasVS, hasHTTPRoute, hasMissingSC (sc), dead, unused, outside,
 // root, se (service entry), inaccessible, box.
 // Edge attributes: rps (http or grpc requests/s), %error, tcp (bytes/s), rt (response
 // time, ms), protocol; flag mtls.
@@ -20,7 +20,7 @@ const NODE_ATTRS = {
   app: (d) => d.app, version: (d) => d.version, workload: (d) => d.workload, service: (d) => d.service,
 };
 const NODE_FLAGS = {
-  hascb: (d) => !!d.hasCB, hasvs: (d) => !!d.hasVS, hasmissingsc: (d) => !!d.hasMissingSC, sc: (d) => !!d.hasMissingSC,
+  hascb: (d) => !!d.hasCB, hasvs: (d) => !!d.hasVS, hashttproute: (d) => !!d.hasHTTPRoute, hasmissingsc: (d) => !!d.hasMissingSC, sc: (d) => !!d.hasMissingSC,
   dead: (d) => !!d.isDead, isdead: (d) => !!d.isDead, unused: (d) => !!d.isUnused, isunused: (d) => !!d.isUnused,
   outside: (d) => !!d.isOutside, isoutside: (d) => !!d.isOutside, root: (d) => !!d.isRoot, isroot: (d) => !!d.isRoot,
   se: (d) => !!d.isServiceEntry, isserviceentry: (d) => !!d.isServiceEntry,

@@ -20,6 +20,7 @@ export function badges(d) {
   const b = [];
   if (d.hasCB) b.push('CB');
   if (d.hasVS) b.push('VS');
+  if (d.hasHTTPRoute) b.push('RT');
   if (d.hasMissingSC) b.push('no sidecar');
   if (d.isDead) b.push('dead');
   if (d.isUnused) b.push('unused');

@@ -4,16 +4,27 @@
 import { api, enc } from './api.js';
 import { el, link, qs, table } from './dom.js';
 
-// meshConfigList key → (objectValidations path type, namespaceValidations key)
+// meshConfigList key → (objectValidations path type, namespaceValidations key, title, plural title)
 const KINDS = {
-  virtualServices: ['virtualservices', 'virtualservice', 'VirtualService'],
-  destinationRules: ['destinationrules', 'destinationrule', 'DestinationRule'],
-  gateways: ['gateways', 'gateway', 'Gateway'],
-  serviceEntries: ['serviceentries', 'serviceentry', 'ServiceEntry'],
-  rules: ['rules', 'rule', 'Rule'],
-  quotaSpecs: ['quotaspecs', 'quotaspec', 'QuotaSpec'],
-  quotaSpecBindings: ['quotaspecbindings', 'quotaspecbinding', 'QuotaSpecBinding'],
+  virtualServices: ['virtualservices', 'virtualservice', 'VirtualService', 'VirtualServices'],
+  destinationRules: ['destinationrules', 'destinationrule', 'DestinationRule', 'DestinationRules'],
+  gateways: ['gateways', 'gateway', 'Gateway', 'Gateways'],
+  serviceEntries: ['serviceentries', 'serviceentry', 'ServiceEntry', 'ServiceEntries'],
+  rules: ['rules', 'rule', 'Rule', 'Rules'],
+  quotaSpecs: ['quotaspecs', 'quotaspec', 'QuotaSpec', 'QuotaSpecs'],
+  quotaSpecBindings: ['quotaspecbindings', 'quotaspecbinding', 'QuotaSpecBinding', 'QuotaSpecBindings'],
+  authorizationPolicies: ['authorizationpolicies', 'authorizationpolicy', 'AuthorizationPolicy', 'AuthorizationPolicies'],
+  peerAuthentications: ['peerauthentications', 'peerauthentication', 'PeerAuthentication', 'PeerAuthentications'],
+  requestAuthentications: ['requestauthentications', 'requestauthentication', 'RequestAuthentication', 'RequestAuthentications'],
+  sidecars: ['sidecars', 'sidecar', 'Sidecar', 'Sidecars'],
+  k8sGateways: ['k8sgateways', 'k8sgateway', 'Gateway (Gateway API)', 'Gateways (Gateway API)'],
+  k8sHTTPRoutes: ['k8shttproutes', 'k8shttproute', 'HTTPRoute', 'HTTPRoutes'],
+  k8sGRPCRoutes: ['k8sgrpcroutes', 'k8sgrpcroute', 'GRPCRoute', 'GRPCRoutes'],
+  k8sReferenceGrants: ['k8sreferencegrants', 'k8sreferencegrant', 'ReferenceGrant', 'ReferenceGrants'],
 };
+
+// A check's message, prefixed with its KIA code when it has one.
+const checkText = (c) => (c.code ? `${c.code} ${c.message}` : c.message);
 
 function statusOf(v) {
   if (!v) return ['na', 'not validated'];
@@ -44,16 +55,16 @@ export async function renderMesh(main, params) {
   const byKind = validations[ns] || {};
   const box = el('div', { 'data-testid': 'mesh-objects' });
   let total = 0;
-  for (const [key, [pathType, vKey, title]] of Object.entries(KINDS)) {
+  for (const [key, [pathType, vKey, , titles]] of Object.entries(KINDS)) {
     const objects = list[key] || [];
     if (!objects.length) continue;
     total += objects.length;
-    box.append(el('h2', {}, `${title}s`), table(['name', 'status', 'checks'], objects.map((o) => {
+    box.append(el('h2', {}, titles), table(['name', 'status', 'checks'], objects.map((o) => {
       const name = o.metadata && o.metadata.name;
       const [st, text] = statusOf((byKind[vKey] || {})[name]);
       return [link(`mesh/object${qs({ namespace: ns, objectType: pathType, object: name })}`, name, { 'data-testid': 'mesh-object-link' }),
         el('span', { class: `status ${st}`, 'data-testid': 'mesh-object-status', 'data-object': `${vKey}/${name}`, 'data-status': st }, text),
-        ((byKind[vKey] || {})[name] || { checks: [] }).checks.map((c) => c.message).join('; ')];
+        ((byKind[vKey] || {})[name] || { checks: [] }).checks.map(checkText).join('; ')];
     })));
   }
   if (!total) box.append(el('p', { class: 'muted' }, 'No mesh config objects in this namespace.'));
@@ -78,7 +89,7 @@ export async function renderMeshObject(main, params) {
     el('p', {}, el('span', { class: `status ${st}`, 'data-testid': 'object-status' }, text)),
     el('h2', {}, 'Checks'),
     val && val.checks && val.checks.length
-      ? table(['severity', 'message', 'path'], val.checks.map((c) => [el('span', { class: `status ${c.severity === 'error' ? 'failing' : 'degraded'}` }, c.severity), c.message, el('code', {}, c.path || '')]), { 'data-testid': 'object-checks' })
+      ? table(['severity', 'code', 'message', 'path'], val.checks.map((c) => [el('span', { class: `status ${c.severity === 'error' ? 'failing' : 'degraded'}` }, c.severity), c.code || '', c.message, el('code', {}, c.path || '')]), { 'data-testid': 'object-checks' })
       : el('p', { class: 'muted', 'data-testid': 'object-checks' }, 'No checks: the object is valid.'),
     el('h2', {}, 'Spec'),
     el('pre', { class: 'spec', 'data-testid': 'object-spec' }, obj ? JSON.stringify(obj.spec, null, 2) : 'not found'));

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use meshlens_cluster::{ClusterState, mesh::CONFIG_LIST_KINDS};
+use meshlens_cluster::{ClusterState, MeshKind, mesh::CONFIG_LIST_KINDS};
 use meshlens_validations::{
-    MeshObject, ObjectKind, ServiceInfo, ValidationError, ValidationInput, WorkloadInfo,
-    referenced_namespaces, validate_namespace, validate_object, validate_service,
+    MeshObject, NamespaceInfo, ObjectKind, ServiceInfo, ValidationError, ValidationInput,
+    WorkloadInfo, referenced_namespaces, validate_namespace, validate_object, validate_service,
 };
 
 use crate::{
@@ -46,9 +46,12 @@ fn to_object(o: &meshlens_cluster::MeshObject) -> Option<MeshObject> {
     })
 }
 
-/// What validating namespace `ns` reads: its config objects, the Gateways and
-/// ServiceEntries of every namespace, and the Services, workloads and DestinationRules of
-/// the namespaces its objects point to. 404 when the namespace is not visible.
+/// What validating namespace `ns` reads: its config objects, the Gateways (both kinds) and
+/// ServiceEntries of every namespace, every namespace's name and labels, and the Services,
+/// workloads, DestinationRules and ReferenceGrants of the namespaces its objects point to;
+/// with an AuthorizationPolicy, every VirtualService (operation hosts may name theirs), and
+/// with a PeerAuthentication, every DestinationRule with a wildcard host (namespace- and
+/// mesh-wide mTLS). 404 when the namespace is not visible.
 fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError> {
     let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
     let settings = state.settings();
@@ -65,14 +68,31 @@ fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError
         .collect();
     let related = referenced_namespaces(ns, &input.objects, &input.identity_domain);
     for other in related.iter().filter(|n| n.as_str() != ns) {
-        let drs = state.mesh_objects(meshlens_cluster::MeshKind::DestinationRule, other);
-        input.objects.extend(drs.filter_map(|o| to_object(o)));
+        for kind in [MeshKind::DestinationRule, MeshKind::K8sReferenceGrant] {
+            input.objects.extend(state.mesh_objects(kind, other).filter_map(|o| to_object(o)));
+        }
     }
+    let has = |kind: MeshKind| ns_state.mesh.iter().any(|o| o.kind == kind);
+    let (with_ap, with_pa) =
+        (has(MeshKind::AuthorizationPolicy), has(MeshKind::PeerAuthentication));
     let everywhere = |kind| state.mesh_objects_everywhere(kind).filter_map(|o| to_object(o));
-    input
-        .objects
-        .extend(everywhere(meshlens_cluster::MeshKind::ServiceEntry).filter(|o| o.namespace != ns));
-    input.gateways = everywhere(meshlens_cluster::MeshKind::Gateway).collect();
+    input.objects.extend(everywhere(MeshKind::ServiceEntry).filter(|o| o.namespace != ns));
+    if with_ap {
+        input.objects.extend(everywhere(MeshKind::VirtualService).filter(|o| o.namespace != ns));
+    }
+    if with_pa {
+        let wildcard = |o: &MeshObject| {
+            o.namespace != ns
+                && o.spec.get("host").and_then(|h| h.as_str()).is_some_and(|h| h.starts_with("*."))
+        };
+        input.objects.extend(everywhere(MeshKind::DestinationRule).filter(wildcard));
+    }
+    input.gateways =
+        everywhere(MeshKind::Gateway).chain(everywhere(MeshKind::K8sGateway)).collect();
+    input.namespaces = state
+        .namespaces()
+        .map(|n| NamespaceInfo { name: n.name.clone(), labels: n.labels.clone() })
+        .collect();
     for n in related.iter().filter_map(|n| state.namespace(n)) {
         for s in &n.services {
             let spec_selector = s.spec.as_ref().map(|sp| sp.selector.to_map()).unwrap_or_default();

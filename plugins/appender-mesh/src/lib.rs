@@ -1,5 +1,6 @@
 //! `mesh` (Kiali's `istio`): circuit breakers (`hasCB`) and virtual services (`hasVS`) from
-//! the mesh config, and the app label of service nodes from their Service, reference §3.6.
+//! the mesh config, Gateway API routes (`hasHTTPRoute`: a service an HTTPRoute or GRPCRoute
+//! sends to), and the app label of service nodes from their Service, reference §3.6.
 #![forbid(unsafe_code)]
 
 use appender_support::is_ok;
@@ -51,6 +52,7 @@ fn host_matches_service(
 struct Rules<'a> {
     drs: Vec<(&'a ConfigObject, Json)>,
     vss: Vec<(&'a ConfigObject, Json)>,
+    routes: Vec<(&'a ConfigObject, Json)>,
     domain: &'a str,
     version_label: &'a str,
 }
@@ -61,6 +63,23 @@ impl Rules<'_> {
             spec.get("host").and_then(Json::as_str).is_some_and(|h| {
                 host_matches_service(h, o.namespace.as_str(), service, ns, self.domain)
             }) && dr_has_cb(spec, self.version_label, version)
+        })
+    }
+    /// Whether an HTTPRoute or GRPCRoute has this Service as a backend (a backendRef without
+    /// kind is a Service; without namespace, one of the route's namespace).
+    fn route(&self, service: &str, ns: &str) -> bool {
+        self.routes.iter().any(|(o, spec)| {
+            let rules = spec.get("rules").and_then(Json::as_array).into_iter().flatten();
+            let mut backends =
+                rules.filter_map(|r| r.get("backendRefs").and_then(Json::as_array)).flatten();
+            backends.any(|b| {
+                let s = |k: &str| b.get(k).and_then(Json::as_str);
+                s("group").unwrap_or("").is_empty()
+                    && s("kind").unwrap_or("Service") == "Service"
+                    && s("name") == Some(service)
+                    && s("namespace").filter(|n| !n.is_empty()).unwrap_or(o.namespace.as_str())
+                        == ns
+            })
         })
     }
     fn vs(&self, service: &str, ns: &str) -> bool {
@@ -84,6 +103,7 @@ impl GraphAppender for Mesh {
             ClusterKind::DestinationRules,
             ClusterKind::VirtualServices,
             ClusterKind::Services,
+            ClusterKind::Routes,
         ];
         Ok(AppenderInputs { cluster: kinds.into_iter().collect(), ..Default::default() })
     }
@@ -107,6 +127,7 @@ impl GraphAppender for Mesh {
         let rules = Rules {
             drs: of_kind("DestinationRule"),
             vss: of_kind("VirtualService"),
+            routes: of_kind("HTTPRoute").into_iter().chain(of_kind("GRPCRoute")).collect(),
             domain: req.identity_domain.as_str(),
             version_label: req.version_label.as_str(),
         };
@@ -141,6 +162,9 @@ impl GraphAppender for Mesh {
             if n.node_type == NodeType::Service {
                 if rules.vs(n.service.as_str(), &ns) {
                     n.has_vs = true;
+                }
+                if !rules.routes.is_empty() && rules.route(n.service.as_str(), &ns) {
+                    n.set_field("hasHTTPRoute", plugin_api::Value::Bool(true));
                 }
                 if n.app.is_empty() {
                     let svc = services.get(&(ns.as_str(), n.service.as_str()));

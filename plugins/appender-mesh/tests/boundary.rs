@@ -94,3 +94,31 @@ fn rules_for_other_hosts_change_nothing() {
     apply(&req, &data(vec![("DestinationRule", dr), ("VirtualService", vs)]), &mut g);
     assert_eq!(flags(&g, |n| n.has_cb || n.has_vs), [false; 5]);
 }
+
+fn has_http_route(n: &Node) -> bool {
+    n.extra.iter().any(|f| f.key.as_str() == "hasHTTPRoute" && f.value == Value::Bool(true))
+}
+
+#[test]
+fn a_route_backend_badges_its_service_only() {
+    let req = request(GraphType::VersionedApp, false);
+    // The route's backends: ratings of its own namespace (kind and namespace defaulted),
+    // and two look-alikes that are not this service (another namespace, not a Service).
+    for kind in ["HTTPRoute", "GRPCRoute"] {
+        let mut g = nodes();
+        let route = r#"{"parentRefs":[{"name":"gw"}],"rules":[{"backendRefs":[{"name":"ratings","port":9080}]}]}"#;
+        apply(&req, &data(vec![(kind, route)]), &mut g);
+        assert_eq!(flags(&g, has_http_route), [false, false, false, true, false], "{kind}");
+        assert_eq!(flags(&g, |n| n.has_vs), [false; 5], "a route is no VirtualService");
+    }
+    let mut g = nodes();
+    let elsewhere = r#"{"rules":[{"backendRefs":[{"name":"ratings","namespace":"other"},{"group":"example.com","kind":"Bucket","name":"ratings"}]}]}"#;
+    apply(&req, &data(vec![("HTTPRoute", elsewhere)]), &mut g);
+    assert_eq!(flags(&g, has_http_route), [false; 5]);
+    let mut g = nodes();
+    let named = format!(
+        r#"{{"rules":[{{"backendRefs":[{{"group":"","kind":"Service","name":"ratings","namespace":"{REQUESTED}"}}]}}]}}"#
+    );
+    apply(&req, &data(vec![("GRPCRoute", named.as_str())]), &mut g);
+    assert_eq!(flags(&g, has_http_route), [false, false, false, true, false]);
+}

@@ -27,7 +27,7 @@ use warp::Filter;
 
 use requests::handle;
 use resources::def_by_kind;
-pub use resources::{RESOURCES, ResourceDef};
+pub use resources::{RESOURCES, ResourceDef, without_todays_kinds};
 
 /// Server behaviour knobs.
 #[derive(Clone, Debug)]

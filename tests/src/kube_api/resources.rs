@@ -125,7 +125,76 @@ pub const RESOURCES: &[ResourceDef] = &[
         plural: "monitoringdashboards",
         namespaced: true,
     },
+    // The kinds added after the seed (see [`without_todays_kinds`] for a cluster without them).
+    ResourceDef {
+        group: "networking.istio.io",
+        versions: &["v1", "v1beta1"],
+        kind: "Sidecar",
+        plural: "sidecars",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "security.istio.io",
+        versions: &["v1", "v1beta1"],
+        kind: "AuthorizationPolicy",
+        plural: "authorizationpolicies",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "security.istio.io",
+        versions: &["v1", "v1beta1"],
+        kind: "PeerAuthentication",
+        plural: "peerauthentications",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "security.istio.io",
+        versions: &["v1", "v1beta1"],
+        kind: "RequestAuthentication",
+        plural: "requestauthentications",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "gateway.networking.k8s.io",
+        versions: &["v1", "v1beta1"],
+        kind: "Gateway",
+        plural: "gateways",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "gateway.networking.k8s.io",
+        versions: &["v1", "v1beta1"],
+        kind: "HTTPRoute",
+        plural: "httproutes",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "gateway.networking.k8s.io",
+        versions: &["v1"],
+        kind: "GRPCRoute",
+        plural: "grpcroutes",
+        namespaced: true,
+    },
+    ResourceDef {
+        group: "gateway.networking.k8s.io",
+        versions: &["v1beta1"],
+        kind: "ReferenceGrant",
+        plural: "referencegrants",
+        namespaced: true,
+    },
 ];
+
+/// Whether a resource is one of the kinds added after the seed (security, Sidecar, Gateway API).
+fn todays(d: &ResourceDef) -> bool {
+    matches!(d.group, "security.istio.io" | "gateway.networking.k8s.io") || d.plural == "sidecars"
+}
+
+/// [`RESOURCES`] without the security, Sidecar and Gateway API kinds: a cluster without
+/// those CRDs (an older Istio, no Gateway API).
+pub fn without_todays_kinds() -> &'static [ResourceDef] {
+    static SEED: std::sync::OnceLock<Vec<ResourceDef>> = std::sync::OnceLock::new();
+    SEED.get_or_init(|| RESOURCES.iter().filter(|d| !todays(d)).cloned().collect())
+}
 
 pub(super) fn def_by_kind(
     defs: &'static [ResourceDef],
@@ -177,6 +246,9 @@ fn short_names(plural: &str) -> Vec<&'static str> {
         "destinationrules" => vec!["dr"],
         "gateways" => vec!["gw"],
         "serviceentries" => vec!["se"],
+        "authorizationpolicies" => vec!["ap"],
+        "peerauthentications" => vec!["pa"],
+        "requestauthentications" => vec!["ra"],
         _ => vec![],
     }
 }

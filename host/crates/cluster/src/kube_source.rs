@@ -37,7 +37,7 @@ use tokio::sync::watch;
 
 use crate::{
     ClusterConfig, ClusterError,
-    mesh::{ALL_MESH_KINDS, MeshKind, MeshObject},
+    mesh::{ALL_MESH_KINDS, MeshKind, MeshObject, TODAYS_KINDS},
     raw::{Autoscaler, RawObjects},
     records::{PodRecord, ServiceRecord, WorkloadRecord},
     trim::Trim,
@@ -124,6 +124,8 @@ pub(crate) struct KubeSource {
     generation: Arc<AtomicU64>,
     version: Arc<OnceLock<String>>,
     tasks: Vec<tokio::task::AbortHandle>,
+    /// The kinds of [`TODAYS_KINDS`] discovery did not find (their CRDs are not installed).
+    absent: Arc<OnceLock<Vec<MeshKind>>>,
     /// The service's own client, for requests beyond the caches (access reviews).
     client: Client,
 }
@@ -239,9 +241,9 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
                 }
                 Err(e) => return Err(e),
             };
-            if let Some(r) = list.resources.iter().find(|r| r.name == kind.plural()) {
+            if let Some(r) = list.resources.iter().find(|r| r.name == kind.resource()) {
                 let gvk = GroupVersionKind::gvk(kind.group(), version, &r.kind);
-                found.push((kind, ApiResource::from_gvk_with_plural(&gvk, kind.plural())));
+                found.push((kind, ApiResource::from_gvk_with_plural(&gvk, kind.resource())));
                 break;
             }
         }
@@ -333,6 +335,8 @@ impl KubeSource {
         let version: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
         let (ready_tx, ready) = watch::channel(false);
         let (s2, g2, v2) = (stores.clone(), generation.clone(), version.clone());
+        let absent: Arc<OnceLock<Vec<MeshKind>>> = Arc::new(OnceLock::new());
+        let absent2 = absent.clone();
         let sh = Shared { generation: generation.clone(), forbidden: forbidden.clone() };
         let own_client = client.clone();
         let main = tokio::spawn(async move {
@@ -349,6 +353,9 @@ impl KubeSource {
                     }
                 }
             };
+            let missing: Vec<MeshKind> =
+                TODAYS_KINDS.into_iter().filter(|k| !mesh.iter().any(|(m, _)| m == k)).collect();
+            let _ = absent2.set(missing);
             match client.apiserver_version().await {
                 Ok(info) => {
                     let _ = v2.set(info.git_version);
@@ -375,7 +382,7 @@ impl KubeSource {
                     .iter()
                     .map(|(k, ar)| {
                         let api = Api::<DynamicObject>::all_with(c.clone(), ar);
-                        (*k, reflect(api, ar.clone(), k.kind().to_string(), &sh, t))
+                        (*k, reflect(api, ar.clone(), k.display_name().to_string(), &sh, t))
                     })
                     .collect(),
             };
@@ -397,6 +404,7 @@ impl KubeSource {
             generation,
             version,
             tasks: vec![main.abort_handle()],
+            absent,
             client: own_client,
         })
     }
@@ -409,6 +417,11 @@ impl KubeSource {
     /// The kinds the service account may not list or watch, by kind name.
     pub(crate) fn forbidden_kinds(&self) -> Vec<String> {
         self.forbidden.list()
+    }
+
+    /// The kinds added after the seed whose CRDs discovery did not find (empty before it ran).
+    pub(crate) fn absent_kinds(&self) -> Vec<MeshKind> {
+        self.absent.get().cloned().unwrap_or_default()
     }
 
     /// Waits for the first sync, up to `deadline`.
@@ -453,7 +466,7 @@ impl KubeSource {
             ("CronJob", s.cron_jobs.state().len()),
             ("HorizontalPodAutoscaler", s.hpas.state().len()),
         ];
-        counts.extend(s.mesh.iter().map(|(k, st)| (k.kind(), st.state().len())));
+        counts.extend(s.mesh.iter().map(|(k, st)| (k.display_name(), st.state().len())));
         counts
     }
 
@@ -471,7 +484,7 @@ impl KubeSource {
         let mesh = s
             .mesh
             .iter()
-            .filter(|(k, _)| !f.has(k.kind()))
+            .filter(|(k, _)| !f.has(k.display_name()))
             .flat_map(|(k, st)| {
                 st.state().into_iter().map(move |o| {
                     let spec = match o.data.get("spec") {
@@ -526,8 +539,11 @@ impl Stores {
             typed_waiter(&self.cron_jobs, f),
             typed_waiter(&self.hpas, f),
         ];
-        let mesh: Vec<_> =
-            self.mesh.iter().map(|(k, s)| waiter(s, f.wait_for(k.kind().to_string()))).collect();
+        let mesh: Vec<_> = self
+            .mesh
+            .iter()
+            .map(|(k, s)| waiter(s, f.wait_for(k.display_name().to_string())))
+            .collect();
         async move {
             let all = futures::future::join_all(typed.into_iter().chain(mesh)).await;
             all.into_iter().all(|ok| ok)

@@ -226,15 +226,27 @@ impl Cluster {
     }
 
     /// Current problems with cluster access, one line each (e.g. a kind the service account
-    /// may not list or watch, which then counts as absent).
+    /// may not list or watch, which then counts as absent), and one line naming the
+    /// security, Sidecar and Gateway API kinds whose CRDs the cluster does not serve.
     pub fn access_warnings(&self) -> Vec<String> {
         match &self.inner.source {
             Source::Snapshot(..) => Vec::new(),
-            Source::Kube(k) => k
-                .forbidden_kinds()
-                .into_iter()
-                .map(|kind| format!("no permission to list or watch {kind}: {kind} objects are treated as absent"))
-                .collect(),
+            Source::Kube(k) => {
+                let mut out: Vec<String> = k
+                    .forbidden_kinds()
+                    .into_iter()
+                    .map(|kind| format!("no permission to list or watch {kind}: {kind} objects are treated as absent"))
+                    .collect();
+                let absent = k.absent_kinds();
+                if !absent.is_empty() {
+                    let names: Vec<&str> = absent.iter().map(|k| k.display_name()).collect();
+                    out.push(format!(
+                        "the cluster serves no {} (CRD not installed when meshlens started): their lists are empty and they are not validated",
+                        names.join(", ")
+                    ));
+                }
+                out
+            }
         }
     }
 

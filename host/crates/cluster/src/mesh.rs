@@ -25,10 +25,27 @@ pub enum MeshKind {
     VirtualService,
     /// monitoring.kiali.io MonitoringDashboard.
     MonitoringDashboard,
+    /// security.istio.io AuthorizationPolicy.
+    AuthorizationPolicy,
+    /// security.istio.io PeerAuthentication.
+    PeerAuthentication,
+    /// security.istio.io RequestAuthentication.
+    RequestAuthentication,
+    /// networking.istio.io Sidecar.
+    Sidecar,
+    /// gateway.networking.k8s.io Gateway (the Gateway API's, not Istio's).
+    K8sGateway,
+    /// gateway.networking.k8s.io HTTPRoute.
+    K8sHTTPRoute,
+    /// gateway.networking.k8s.io GRPCRoute.
+    K8sGRPCRoute,
+    /// gateway.networking.k8s.io ReferenceGrant.
+    K8sReferenceGrant,
 }
 
-/// The seven kinds of the mesh config list, in the list's field order.
-pub const CONFIG_LIST_KINDS: [MeshKind; 7] = [
+/// The kinds of the mesh config list, in the list's field order: the seed's seven, then
+/// the security, Sidecar and Gateway API kinds (Kiali v2.0.0's `models/istio_config.go`).
+pub const CONFIG_LIST_KINDS: [MeshKind; 15] = [
     MeshKind::DestinationRule,
     MeshKind::Gateway,
     MeshKind::QuotaSpecBinding,
@@ -36,10 +53,30 @@ pub const CONFIG_LIST_KINDS: [MeshKind; 7] = [
     MeshKind::Rule,
     MeshKind::ServiceEntry,
     MeshKind::VirtualService,
+    MeshKind::AuthorizationPolicy,
+    MeshKind::PeerAuthentication,
+    MeshKind::RequestAuthentication,
+    MeshKind::Sidecar,
+    MeshKind::K8sGateway,
+    MeshKind::K8sHTTPRoute,
+    MeshKind::K8sGRPCRoute,
+    MeshKind::K8sReferenceGrant,
+];
+
+/// The kinds added after the seed: a cluster without their CRDs gets a `/status` note.
+pub const TODAYS_KINDS: [MeshKind; 8] = [
+    MeshKind::AuthorizationPolicy,
+    MeshKind::PeerAuthentication,
+    MeshKind::RequestAuthentication,
+    MeshKind::Sidecar,
+    MeshKind::K8sGateway,
+    MeshKind::K8sHTTPRoute,
+    MeshKind::K8sGRPCRoute,
+    MeshKind::K8sReferenceGrant,
 ];
 
 /// Every mesh kind.
-pub const ALL_MESH_KINDS: [MeshKind; 8] = [
+pub const ALL_MESH_KINDS: [MeshKind; 16] = [
     MeshKind::DestinationRule,
     MeshKind::Gateway,
     MeshKind::QuotaSpecBinding,
@@ -48,6 +85,14 @@ pub const ALL_MESH_KINDS: [MeshKind; 8] = [
     MeshKind::ServiceEntry,
     MeshKind::VirtualService,
     MeshKind::MonitoringDashboard,
+    MeshKind::AuthorizationPolicy,
+    MeshKind::PeerAuthentication,
+    MeshKind::RequestAuthentication,
+    MeshKind::Sidecar,
+    MeshKind::K8sGateway,
+    MeshKind::K8sHTTPRoute,
+    MeshKind::K8sGRPCRoute,
+    MeshKind::K8sReferenceGrant,
 ];
 
 impl MeshKind {
@@ -57,17 +102,33 @@ impl MeshKind {
             MeshKind::DestinationRule
             | MeshKind::Gateway
             | MeshKind::ServiceEntry
-            | MeshKind::VirtualService => "networking.istio.io",
+            | MeshKind::VirtualService
+            | MeshKind::Sidecar => "networking.istio.io",
             MeshKind::QuotaSpecBinding | MeshKind::QuotaSpec | MeshKind::Rule => "config.istio.io",
             MeshKind::MonitoringDashboard => "monitoring.kiali.io",
+            MeshKind::AuthorizationPolicy
+            | MeshKind::PeerAuthentication
+            | MeshKind::RequestAuthentication => "security.istio.io",
+            MeshKind::K8sGateway
+            | MeshKind::K8sHTTPRoute
+            | MeshKind::K8sGRPCRoute
+            | MeshKind::K8sReferenceGrant => "gateway.networking.k8s.io",
         }
     }
-    /// API versions to look for, preferred first.
+    /// API versions to look for, preferred first (the "read at" version first for
+    /// the kinds added after the seed; older served versions still work).
     pub fn versions(self) -> &'static [&'static str] {
-        match self.group() {
-            "networking.istio.io" => &["v1beta1", "v1alpha3", "v1"],
-            "config.istio.io" => &["v1alpha2"],
-            _ => &["v1alpha1"],
+        match self {
+            MeshKind::K8sReferenceGrant => &["v1beta1", "v1alpha2"],
+            MeshKind::K8sGRPCRoute => &["v1", "v1alpha2"],
+            MeshKind::K8sGateway | MeshKind::K8sHTTPRoute => &["v1", "v1beta1"],
+            MeshKind::Sidecar => &["v1", "v1beta1", "v1alpha3"],
+            _ => match self.group() {
+                "networking.istio.io" => &["v1beta1", "v1alpha3", "v1"],
+                "security.istio.io" => &["v1", "v1beta1"],
+                "config.istio.io" => &["v1alpha2"],
+                _ => &["v1alpha1"],
+            },
         }
     }
     /// The kind as written in manifests (Mixer's `rule` is lowercase).
@@ -81,9 +142,37 @@ impl MeshKind {
             MeshKind::ServiceEntry => "ServiceEntry",
             MeshKind::VirtualService => "VirtualService",
             MeshKind::MonitoringDashboard => "MonitoringDashboard",
+            MeshKind::AuthorizationPolicy => "AuthorizationPolicy",
+            MeshKind::PeerAuthentication => "PeerAuthentication",
+            MeshKind::RequestAuthentication => "RequestAuthentication",
+            MeshKind::Sidecar => "Sidecar",
+            MeshKind::K8sGateway => "Gateway",
+            MeshKind::K8sHTTPRoute => "HTTPRoute",
+            MeshKind::K8sGRPCRoute => "GRPCRoute",
+            MeshKind::K8sReferenceGrant => "ReferenceGrant",
         }
     }
-    /// The plural resource name (also the `objects` query value).
+    /// The kind as `/status`, self-metrics and logs name it: [`MeshKind::kind`], with the
+    /// group for the Gateway API's Gateway (whose kind is Istio's Gateway's too).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            MeshKind::K8sGateway => "Gateway.gateway.networking.k8s.io",
+            k => k.kind(),
+        }
+    }
+    /// The Kubernetes resource name (`httproutes`), as discovery and RBAC name it.
+    pub fn resource(self) -> &'static str {
+        match self {
+            MeshKind::K8sGateway => "gateways",
+            MeshKind::K8sHTTPRoute => "httproutes",
+            MeshKind::K8sGRPCRoute => "grpcroutes",
+            MeshKind::K8sReferenceGrant => "referencegrants",
+            k => k.plural(),
+        }
+    }
+    /// The plural name of meshlens's API (the `objects` query value, the URL type of
+    /// validations): the resource name, `k8s`-prefixed for the Gateway API (Kiali's
+    /// `kubernetes/types.go`).
     pub fn plural(self) -> &'static str {
         match self {
             MeshKind::DestinationRule => "destinationrules",
@@ -94,12 +183,21 @@ impl MeshKind {
             MeshKind::ServiceEntry => "serviceentries",
             MeshKind::VirtualService => "virtualservices",
             MeshKind::MonitoringDashboard => "monitoringdashboards",
+            MeshKind::AuthorizationPolicy => "authorizationpolicies",
+            MeshKind::PeerAuthentication => "peerauthentications",
+            MeshKind::RequestAuthentication => "requestauthentications",
+            MeshKind::Sidecar => "sidecars",
+            MeshKind::K8sGateway => "k8sgateways",
+            MeshKind::K8sHTTPRoute => "k8shttproutes",
+            MeshKind::K8sGRPCRoute => "k8sgrpcroutes",
+            MeshKind::K8sReferenceGrant => "k8sreferencegrants",
         }
     }
     /// The singular lowercase type name used by validations (`virtualservice`, ...).
     pub fn object_type(self) -> &'static str {
         match self {
             MeshKind::Rule => "rule",
+            MeshKind::AuthorizationPolicy => "authorizationpolicy",
             other => match other.plural() {
                 "serviceentries" => "serviceentry",
                 p => p.strip_suffix('s').unwrap_or(p),
@@ -125,7 +223,7 @@ impl MeshKind {
             C::ServiceEntries => Some(MeshKind::ServiceEntry),
             C::Gateways => Some(MeshKind::Gateway),
             C::MonitoringDashboards => Some(MeshKind::MonitoringDashboard),
-            C::Workloads | C::Services => None,
+            C::Workloads | C::Services | C::Routes => None,
         }
     }
 }
@@ -386,5 +484,17 @@ mod tests {
         assert_eq!(MeshKind::ServiceEntry.object_type(), "serviceentry");
         assert_eq!(MeshKind::VirtualService.object_type(), "virtualservice");
         assert_eq!(MeshKind::from_group_kind("config.istio.io", "Rule"), Some(MeshKind::Rule));
+        assert_eq!(MeshKind::AuthorizationPolicy.object_type(), "authorizationpolicy");
+        assert_eq!(MeshKind::K8sHTTPRoute.object_type(), "k8shttproute");
+        assert_eq!(MeshKind::K8sReferenceGrant.resource(), "referencegrants");
+        // Two kinds named Gateway: the group tells them apart.
+        assert_eq!(
+            MeshKind::from_group_kind("gateway.networking.k8s.io", "Gateway"),
+            Some(MeshKind::K8sGateway)
+        );
+        assert_eq!(
+            MeshKind::from_group_kind("networking.istio.io", "Gateway"),
+            Some(MeshKind::Gateway)
+        );
     }
 }

@@ -99,6 +99,8 @@ pub struct NamespaceState {
     pub name: String,
     /// Creation time of the Namespace object (empty for a namespace only implied by objects).
     pub created_at: String,
+    /// Labels of the Namespace object (Gateway API `allowedRoutes` selectors read them).
+    pub labels: BTreeMap<String, String>,
     /// Workloads by name.
     pub workloads: Vec<Workload>,
     /// Services by name.
@@ -305,6 +307,7 @@ impl ClusterState {
             ensure(name, &mut namespaces);
             if let Some(s) = namespaces.get_mut(name) {
                 s.created_at = time_text(n.metadata.creation_timestamp.as_ref());
+                s.labels = n.metadata.labels.clone().unwrap_or_default();
             }
         }
         for p in &raw.pods {

@@ -218,6 +218,26 @@ pub struct MeshConfigList {
     pub service_entries: Vec<Value>,
     /// VirtualServices.
     pub virtual_services: Vec<Value>,
+    /// AuthorizationPolicies.
+    pub authorization_policies: Vec<Value>,
+    /// PeerAuthentications.
+    pub peer_authentications: Vec<Value>,
+    /// RequestAuthentications.
+    pub request_authentications: Vec<Value>,
+    /// Sidecars.
+    pub sidecars: Vec<Value>,
+    /// Gateway API Gateways (never in `gateways`, which are Istio's).
+    #[serde(rename = "k8sGateways")]
+    pub k8s_gateways: Vec<Value>,
+    /// Gateway API HTTPRoutes.
+    #[serde(rename = "k8sHTTPRoutes")]
+    pub k8s_http_routes: Vec<Value>,
+    /// Gateway API GRPCRoutes.
+    #[serde(rename = "k8sGRPCRoutes")]
+    pub k8s_grpc_routes: Vec<Value>,
+    /// Gateway API ReferenceGrants.
+    #[serde(rename = "k8sReferenceGrants")]
+    pub k8s_reference_grants: Vec<Value>,
 }
 
 fn pod_info(p: &crate::records::PodRecord, state: &ClusterState) -> PodInfo {
@@ -398,6 +418,14 @@ impl ClusterState {
                 MeshKind::Rule => &mut out.rules,
                 MeshKind::ServiceEntry => &mut out.service_entries,
                 MeshKind::VirtualService => &mut out.virtual_services,
+                MeshKind::AuthorizationPolicy => &mut out.authorization_policies,
+                MeshKind::PeerAuthentication => &mut out.peer_authentications,
+                MeshKind::RequestAuthentication => &mut out.request_authentications,
+                MeshKind::Sidecar => &mut out.sidecars,
+                MeshKind::K8sGateway => &mut out.k8s_gateways,
+                MeshKind::K8sHTTPRoute => &mut out.k8s_http_routes,
+                MeshKind::K8sGRPCRoute => &mut out.k8s_grpc_routes,
+                MeshKind::K8sReferenceGrant => &mut out.k8s_reference_grants,
                 MeshKind::MonitoringDashboard => continue,
             };
             *slot = items;

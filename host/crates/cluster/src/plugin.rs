@@ -40,7 +40,7 @@ pub fn config_object(m: &MeshObject) -> ConfigObject {
 }
 
 impl ClusterState {
-    /// The data plugins declared: ServiceEntries and Gateways of every visible namespace,
+    /// The data plugins declared: ServiceEntries, Gateways and routes of every visible namespace,
     /// everything else of `namespaces` (unknown or hidden namespaces give nothing).
     pub fn cluster_data(&self, kinds: &[ClusterKind], namespaces: &[String]) -> ClusterData {
         let mut data = ClusterData::default();
@@ -74,6 +74,12 @@ impl ClusterState {
                 }
                 ClusterKind::ServiceEntries | ClusterKind::Gateways => {
                     if let Some(mk) = MeshKind::from_cluster_kind(k) {
+                        data.objects
+                            .extend(self.mesh_objects_everywhere(mk).map(|m| config_object(m)));
+                    }
+                }
+                ClusterKind::Routes => {
+                    for mk in [MeshKind::K8sHTTPRoute, MeshKind::K8sGRPCRoute] {
                         data.objects
                             .extend(self.mesh_objects_everywhere(mk).map(|m| config_object(m)));
                     }

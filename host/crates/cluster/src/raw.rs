@@ -65,7 +65,7 @@ impl RawObjects {
         ];
         let mut mesh: BTreeMap<&'static str, usize> = BTreeMap::new();
         for m in &self.mesh {
-            *mesh.entry(m.kind.kind()).or_default() += 1;
+            *mesh.entry(m.kind.display_name()).or_default() += 1;
         }
         counts.extend(mesh);
         counts

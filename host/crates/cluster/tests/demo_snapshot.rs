@@ -191,3 +191,45 @@ async fn demo_cluster_data_for_plugins() {
     assert_eq!(book.services.len(), 6);
     assert_eq!(book.objects.iter().filter(|o| o.kind.as_str() == "DestinationRule").count(), 2);
 }
+
+#[tokio::test]
+async fn routes_for_plugins_come_from_every_namespace_and_gateway_api_gateways_stay_apart() {
+    use plugin_api::ClusterKind as K;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let c = Cluster::start(ClusterConfig {
+        source: SourceKind::Snapshot,
+        snapshot: vec![root.join("tests/fixtures/config-kinds")],
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+    let s = c.state().await.unwrap();
+    // The routes live in `shop`; a graph of `backends` still gets them (their backends may
+    // be there).
+    let d = s.cluster_data(&[K::Routes], &["backends".to_string()]);
+    let mut names: Vec<String> =
+        d.objects.iter().map(|o| format!("{}/{}", o.kind.as_str(), o.name.as_str())).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "GRPCRoute/grpc-broken",
+            "GRPCRoute/grpc-fine",
+            "HTTPRoute/route-broken",
+            "HTTPRoute/route-fine"
+        ]
+    );
+    // Istio's Gateways only: the Gateway API's are not delivered as `Gateways`.
+    let g = s.cluster_data(&[K::Gateways], &["shop".to_string()]);
+    assert!(g.objects.is_empty(), "{:?}", g.objects);
+    // Counts name the Gateway API's Gateway with its group.
+    let counts = c.object_counts();
+    assert!(counts.contains(&("Gateway.gateway.networking.k8s.io", 6)), "{counts:?}");
+    assert!(counts.contains(&("AuthorizationPolicy", 2)), "{counts:?}");
+    // Namespace labels are read (Gateway API `allowedRoutes` selectors).
+    assert_eq!(
+        s.namespace("shop").map(|n| n.labels.get("gateway-access").cloned()),
+        Some(Some("granted".to_string()))
+    );
+}

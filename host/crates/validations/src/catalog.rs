@@ -1,5 +1,6 @@
-//! The checks: key, message and severity of each (Kiali's v0.14 keys and texts, so
-//! clients written against them keep working).
+//! The checks: key, message and severity of each (Kiali's v0.14 keys and texts for the
+//! seed's kinds, so clients written against them keep working; Kiali v2's keys, texts and
+//! KIA codes for the security, Sidecar and Gateway API kinds).
 
 use crate::model::{Check, Severity};
 
@@ -12,6 +13,8 @@ pub struct Rule {
     pub message: &'static str,
     /// Severity.
     pub severity: Severity,
+    /// Kiali's KIA code (`None` for the seed's checks, whose answers carry no code).
+    pub code: Option<&'static str>,
 }
 
 impl Rule {
@@ -21,13 +24,25 @@ impl Rule {
             message: self.message.to_string(),
             severity: self.severity,
             path: path.into(),
+            code: self.code,
             key: self.key,
         }
     }
 }
 
 const fn rule(key: &'static str, message: &'static str, severity: Severity) -> Rule {
-    Rule { key, message, severity }
+    Rule { key, message, severity, code: None }
+}
+
+/// A check of Kiali v2 with its code (keys, codes, messages and severities from Kiali
+/// v2.0.0's `models/istio_validation.go`).
+const fn kia(
+    code: &'static str,
+    key: &'static str,
+    message: &'static str,
+    severity: Severity,
+) -> Rule {
+    Rule { key, message, severity, code: Some(code) }
 }
 
 use Severity::{Error, Warning};
@@ -96,8 +111,95 @@ pub const VS_DESTINATION_MANDATORY: Rule = rule(
 pub const VS_SUBSET_NOT_FOUND: Rule =
     rule("virtualservices.subsetpresent.subsetnotfound", "Subset not found", Warning);
 
+/// KIA0004: a selector (`spec/selector/matchLabels`, a Sidecar's
+/// `spec/workloadSelector/labels`) matches no workload of the object's namespace.
+pub const SELECTOR_NO_WORKLOAD: Rule = kia(
+    "KIA0004",
+    "generic.selector.workloadnotfound",
+    "No matching workload found for the selector in this namespace",
+    Warning,
+);
+/// KIA0002: more than one selector-less PeerAuthentication (or Sidecar) in a namespace.
+pub const MULTI_SELECTORLESS: Rule = kia(
+    "KIA0002",
+    "generic.multimatch.selectorless",
+    "More than one selector-less object in the same namespace",
+    Error,
+);
+/// KIA0003: more than one PeerAuthentication selecting the same workload.
+pub const MULTI_SELECTOR: Rule = kia(
+    "KIA0003",
+    "generic.multimatch.selector",
+    "More than one object applied to the same workload",
+    Error,
+);
+/// KIA0101: an AuthorizationPolicy source namespace that does not exist.
+pub const AP_NAMESPACE_NOT_FOUND: Rule = kia(
+    "KIA0101",
+    "authorizationpolicy.source.namespacenotfound",
+    "Namespace not found for this rule",
+    Warning,
+);
+/// KIA0104: an AuthorizationPolicy operation host that names no Service, ServiceEntry or
+/// VirtualService host.
+pub const AP_HOST_NOT_FOUND: Rule = kia(
+    "KIA0104",
+    "authorizationpolicy.nodest.matchingregistry",
+    "This host has no matching entry in the service registry",
+    Error,
+);
+/// KIA0505: namespace-wide mTLS DISABLE while a DestinationRule enables it.
+pub const PA_DISABLE_DR_MISSING: Rule = kia(
+    "KIA0505",
+    "peerauthentications.mtls.disabledestinationrulemissing",
+    "Destination Rule disabling namespace-wide mTLS is missing",
+    Error,
+);
+/// KIA1004: a Sidecar egress host that names no Service or ServiceEntry host.
+pub const SIDECAR_EGRESS_NOT_FOUND: Rule = kia(
+    "KIA1004",
+    "sidecar.egress.servicenotfound",
+    "This host has no matching entry in the service registry",
+    Warning,
+);
+/// KIA1401: a route's parent Gateway is missing or does not admit the route.
+pub const ROUTE_NO_GATEWAY: Rule = kia(
+    "KIA1401",
+    "k8sroutes.nok8sgateway",
+    "Route is pointing to a non-existent or inaccessible K8s gateway",
+    Error,
+);
+/// KIA1402: a route's backend Service is missing or not granted.
+pub const ROUTE_NO_SERVICE: Rule = kia(
+    "KIA1402",
+    "k8sroutes.nohost.namenotfound",
+    "Reference doesn't have a valid service (Service name not found)",
+    Error,
+);
+/// KIA1501: the same hostname, port and protocol on another Gateway API Gateway.
+pub const K8SGW_MULTI_MATCH: Rule = kia(
+    "KIA1501",
+    "k8sgateways.multimatch.listener",
+    "More than one K8s Gateway for the same host port combination",
+    Warning,
+);
+/// KIA1503: listeners of one Gateway API Gateway sharing a name.
+pub const K8SGW_UNIQUE_LISTENER: Rule = kia(
+    "KIA1503",
+    "k8sgateways.unique.listener",
+    "Each listener must have a unique combination of Hostname, Port, and Protocol",
+    Error,
+);
+/// KIA1601: a ReferenceGrant `from` namespace that does not exist.
+pub const REFGRANT_NAMESPACE_NOT_FOUND: Rule = kia(
+    "KIA1601",
+    "k8sreferencegrants.from.namespacenotfound",
+    "Namespace is not found or is not accessible",
+    Error,
+);
+
 /// Every rule, for documentation and tests.
-pub const ALL: [Rule; 14] = [
+pub const ALL: [Rule; 26] = [
     DR_MULTI_MATCH,
     DR_NO_WORKLOAD,
     DR_SUBSET_LABELS,
@@ -112,4 +214,16 @@ pub const ALL: [Rule; 14] = [
     VS_SINGLE_HOST,
     VS_DESTINATION_MANDATORY,
     VS_SUBSET_NOT_FOUND,
+    SELECTOR_NO_WORKLOAD,
+    MULTI_SELECTORLESS,
+    MULTI_SELECTOR,
+    AP_NAMESPACE_NOT_FOUND,
+    AP_HOST_NOT_FOUND,
+    PA_DISABLE_DR_MISSING,
+    SIDECAR_EGRESS_NOT_FOUND,
+    ROUTE_NO_GATEWAY,
+    ROUTE_NO_SERVICE,
+    K8SGW_MULTI_MATCH,
+    K8SGW_UNIQUE_LISTENER,
+    REFGRANT_NAMESPACE_NOT_FOUND,
 ];

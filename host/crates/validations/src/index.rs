@@ -29,6 +29,17 @@ pub(crate) struct Index<'a> {
     pub all_gateways: Vec<&'a MeshObject>,
     by_kind_ns: HashMap<ObjectKind, HashMap<&'a str, Vec<&'a MeshObject>>>,
     drs_by_host: HashMap<HostKey, Vec<&'a MeshObject>>,
+    /// Every DestinationRule given, in input order (PeerAuthentication mTLS checks).
+    pub all_drs: Vec<&'a MeshObject>,
+    /// Namespaces that exist, with their labels.
+    namespaces: HashMap<&'a str, &'a BTreeMap<String, String>>,
+    /// Workload label sets by namespace (selectors).
+    workloads_by_ns: HashMap<&'a str, Vec<&'a BTreeMap<String, String>>>,
+    /// VirtualService hosts: the lookup keys of cluster hosts, and external hosts as written.
+    vs_hosts: HashSet<HostKey>,
+    /// Every Gateway API Gateway of every namespace, once.
+    pub all_k8s_gateways: Vec<&'a MeshObject>,
+    k8s_gateway_by_name: HashMap<(&'a str, &'a str), &'a MeshObject>,
 }
 
 impl<'a> Index<'a> {
@@ -46,11 +57,18 @@ impl<'a> Index<'a> {
             all_gateways: Vec::new(),
             by_kind_ns: HashMap::new(),
             drs_by_host: HashMap::new(),
+            all_drs: Vec::new(),
+            namespaces: input.namespaces.iter().map(|n| (n.name.as_str(), &n.labels)).collect(),
+            workloads_by_ns: HashMap::new(),
+            vs_hosts: HashSet::new(),
+            all_k8s_gateways: Vec::new(),
+            k8s_gateway_by_name: HashMap::new(),
         };
         for s in &input.services {
             idx.services.entry(s.namespace.as_str()).or_default().insert(s.name.as_str(), s);
         }
         for w in &input.workloads {
+            idx.workloads_by_ns.entry(w.namespace.as_str()).or_default().push(&w.labels);
             if let Some(app) = w.labels.get(idx.app_label) {
                 idx.workloads_by_app
                     .entry((w.namespace.as_str(), app.as_str()))
@@ -79,7 +97,14 @@ impl<'a> Index<'a> {
                         };
                     }
                 }
+                ObjectKind::VirtualService => {
+                    for h in arr(&o.spec, "hosts").iter().filter_map(Value::as_str) {
+                        let key = idx.host_key(h, &o.namespace);
+                        idx.vs_hosts.insert(key);
+                    }
+                }
                 ObjectKind::DestinationRule => {
+                    idx.all_drs.push(o);
                     if let Some(host) = str_at(&o.spec, "host") {
                         idx.drs_by_host
                             .entry(idx.host_key(host, &o.namespace))
@@ -92,7 +117,7 @@ impl<'a> Index<'a> {
         }
         let gateways =
             input.objects.iter().filter(|o| o.kind == ObjectKind::Gateway).chain(&input.gateways);
-        for g in gateways {
+        for g in gateways.filter(|g| g.kind == ObjectKind::Gateway) {
             if idx.gateway_names.insert((g.namespace.as_str(), g.name.as_str())) {
                 idx.all_gateways.push(g);
                 // A Gateway known only from the all-namespaces list is still an object of
@@ -107,7 +132,46 @@ impl<'a> Index<'a> {
                 }
             }
         }
+        let k8s_gateways = input
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjectKind::K8sGateway)
+            .chain(input.gateways.iter().filter(|o| o.kind == ObjectKind::K8sGateway));
+        for g in k8s_gateways {
+            let key = (g.namespace.as_str(), g.name.as_str());
+            if idx.k8s_gateway_by_name.insert(key, g).is_none() {
+                idx.all_k8s_gateways.push(g);
+                if seen_objects.insert((g.kind, key.0, key.1)) {
+                    idx.by_kind_ns.entry(g.kind).or_default().entry(key.0).or_default().push(g);
+                }
+            }
+        }
         idx
+    }
+
+    /// Whether namespace `ns` exists.
+    pub fn has_namespace(&self, ns: &str) -> bool {
+        self.namespaces.contains_key(ns)
+    }
+
+    /// The labels of namespace `ns`, when it exists.
+    pub fn namespace_labels(&self, ns: &str) -> Option<&'a BTreeMap<String, String>> {
+        self.namespaces.get(ns).copied()
+    }
+
+    /// Label sets of the workloads of namespace `ns`.
+    pub fn workloads_in(&self, ns: &str) -> &[&'a BTreeMap<String, String>] {
+        self.workloads_by_ns.get(ns).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Whether a VirtualService declares `host` (written in namespace `ns`).
+    pub fn has_vs_host(&self, host: &str, ns: &str) -> bool {
+        self.vs_hosts.contains(&self.host_key(host, ns))
+    }
+
+    /// The Gateway API Gateway `name` of namespace `ns`.
+    pub fn k8s_gateway(&self, ns: &str, name: &str) -> Option<&'a MeshObject> {
+        self.k8s_gateway_by_name.get(&(ns, name)).copied()
     }
 
     /// Objects of `kind` in namespace `ns`, in input order.

@@ -23,7 +23,7 @@ use plugin_api::mesh::{host_matches_service, parse_host};
 use serde_json::Value;
 
 pub use model::{
-    Check, MeshObject, NamespaceValidations, ObjectKind, ServiceInfo, Severity,
+    Check, MeshObject, NamespaceInfo, NamespaceValidations, ObjectKind, ServiceInfo, Severity,
     TypedMeshValidations, Validation, ValidationInput, WorkloadInfo,
 };
 
@@ -123,8 +123,9 @@ pub fn validate_service(
 }
 
 /// The namespaces whose Services, workloads and DestinationRules the objects of `ns` may
-/// refer to: `ns` itself and the namespaces named by DestinationRule hosts and route
-/// destination hosts. The host loads only these, so one request does not copy the whole
+/// refer to: `ns` itself and the namespaces named by DestinationRule hosts, route
+/// destination hosts, AuthorizationPolicy operation hosts, Sidecar egress hosts and
+/// Gateway API backendRefs. The host loads only these, so one request does not copy the whole
 /// cluster.
 pub fn referenced_namespaces(
     ns: &str,
@@ -132,6 +133,7 @@ pub fn referenced_namespaces(
     identity_domain: &str,
 ) -> BTreeSet<String> {
     let mut out = BTreeSet::from([ns.to_string()]);
+    let mut backend_ns: Vec<&str> = Vec::new();
     let mut add = |host: &str, obj_ns: &str| {
         let p = parse_host(host, obj_ns, identity_domain);
         if p.internal && p.namespace != "*" {
@@ -152,8 +154,28 @@ pub fn referenced_namespaces(
                     }
                 }
             }
+            ObjectKind::AuthorizationPolicy => {
+                let ops = arr(&o.spec, "rules")
+                    .iter()
+                    .flat_map(|r| arr(r, "to"))
+                    .filter_map(|t| t.get("operation"));
+                for h in ops.flat_map(|op| arr(op, "hosts")).filter_map(Value::as_str) {
+                    add(h, &o.namespace);
+                }
+            }
+            ObjectKind::Sidecar => {
+                let hosts = arr(&o.spec, "egress").iter().flat_map(|e| arr(e, "hosts"));
+                for h in hosts.filter_map(Value::as_str).filter_map(|h| h.split_once('/')) {
+                    add(h.1, &o.namespace);
+                }
+            }
+            ObjectKind::K8sHTTPRoute | ObjectKind::K8sGRPCRoute => {
+                let backends = arr(&o.spec, "rules").iter().flat_map(|r| arr(r, "backendRefs"));
+                backend_ns.extend(backends.filter_map(|b| str_at(b, "namespace")));
+            }
             _ => {}
         }
     }
+    out.extend(backend_ns.into_iter().filter(|n| !n.is_empty()).map(str::to_string));
     out
 }

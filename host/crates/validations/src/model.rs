@@ -22,11 +22,27 @@ pub enum ObjectKind {
     QuotaSpec,
     /// `config.istio.io` QuotaSpecBinding.
     QuotaSpecBinding,
+    /// `security.istio.io` AuthorizationPolicy.
+    AuthorizationPolicy,
+    /// `security.istio.io` PeerAuthentication.
+    PeerAuthentication,
+    /// `security.istio.io` RequestAuthentication.
+    RequestAuthentication,
+    /// `networking.istio.io` Sidecar.
+    Sidecar,
+    /// `gateway.networking.k8s.io` Gateway (the Gateway API's).
+    K8sGateway,
+    /// `gateway.networking.k8s.io` HTTPRoute.
+    K8sHTTPRoute,
+    /// `gateway.networking.k8s.io` GRPCRoute.
+    K8sGRPCRoute,
+    /// `gateway.networking.k8s.io` ReferenceGrant.
+    K8sReferenceGrant,
 }
 
 impl ObjectKind {
     /// Every kind, in the order the known plural names are listed in errors.
-    pub const ALL: [ObjectKind; 7] = [
+    pub const ALL: [ObjectKind; 15] = [
         ObjectKind::DestinationRule,
         ObjectKind::VirtualService,
         ObjectKind::Gateway,
@@ -34,6 +50,14 @@ impl ObjectKind {
         ObjectKind::Rule,
         ObjectKind::QuotaSpec,
         ObjectKind::QuotaSpecBinding,
+        ObjectKind::AuthorizationPolicy,
+        ObjectKind::PeerAuthentication,
+        ObjectKind::RequestAuthentication,
+        ObjectKind::Sidecar,
+        ObjectKind::K8sGateway,
+        ObjectKind::K8sHTTPRoute,
+        ObjectKind::K8sGRPCRoute,
+        ObjectKind::K8sReferenceGrant,
     ];
 
     /// The singular name used as `objectType` in results (`virtualservice`).
@@ -46,6 +70,14 @@ impl ObjectKind {
             ObjectKind::Rule => "rule",
             ObjectKind::QuotaSpec => "quotaspec",
             ObjectKind::QuotaSpecBinding => "quotaspecbinding",
+            ObjectKind::AuthorizationPolicy => "authorizationpolicy",
+            ObjectKind::PeerAuthentication => "peerauthentication",
+            ObjectKind::RequestAuthentication => "requestauthentication",
+            ObjectKind::Sidecar => "sidecar",
+            ObjectKind::K8sGateway => "k8sgateway",
+            ObjectKind::K8sHTTPRoute => "k8shttproute",
+            ObjectKind::K8sGRPCRoute => "k8sgrpcroute",
+            ObjectKind::K8sReferenceGrant => "k8sreferencegrant",
         }
     }
 
@@ -59,6 +91,14 @@ impl ObjectKind {
             ObjectKind::Rule => "rules",
             ObjectKind::QuotaSpec => "quotaspecs",
             ObjectKind::QuotaSpecBinding => "quotaspecbindings",
+            ObjectKind::AuthorizationPolicy => "authorizationpolicies",
+            ObjectKind::PeerAuthentication => "peerauthentications",
+            ObjectKind::RequestAuthentication => "requestauthentications",
+            ObjectKind::Sidecar => "sidecars",
+            ObjectKind::K8sGateway => "k8sgateways",
+            ObjectKind::K8sHTTPRoute => "k8shttproutes",
+            ObjectKind::K8sGRPCRoute => "k8sgrpcroutes",
+            ObjectKind::K8sReferenceGrant => "k8sreferencegrants",
         }
     }
 
@@ -72,6 +112,14 @@ impl ObjectKind {
             ObjectKind::Rule => "rule",
             ObjectKind::QuotaSpec => "QuotaSpec",
             ObjectKind::QuotaSpecBinding => "QuotaSpecBinding",
+            ObjectKind::AuthorizationPolicy => "AuthorizationPolicy",
+            ObjectKind::PeerAuthentication => "PeerAuthentication",
+            ObjectKind::RequestAuthentication => "RequestAuthentication",
+            ObjectKind::Sidecar => "Sidecar",
+            ObjectKind::K8sGateway => "Gateway",
+            ObjectKind::K8sHTTPRoute => "HTTPRoute",
+            ObjectKind::K8sGRPCRoute => "GRPCRoute",
+            ObjectKind::K8sReferenceGrant => "ReferenceGrant",
         }
     }
 
@@ -80,7 +128,8 @@ impl ObjectKind {
         Self::ALL.into_iter().find(|k| k.plural() == name)
     }
 
-    /// Parses a Kubernetes `kind` (`VirtualService`), case-insensitively.
+    /// Parses a Kubernetes `kind` (`VirtualService`), case-insensitively; `Gateway` is
+    /// Istio's (the Gateway API's has the same kind, in another group).
     pub fn from_k8s_kind(kind: &str) -> Option<ObjectKind> {
         Self::ALL.into_iter().find(|k| k.k8s_kind().eq_ignore_ascii_case(kind))
     }
@@ -102,6 +151,15 @@ pub struct MeshObject {
     pub name: String,
     /// The object's `spec`, unchanged.
     pub spec: Value,
+}
+
+/// A namespace that exists, with its labels (Gateway API `allowedRoutes` selectors).
+#[derive(Clone, Debug, Default)]
+pub struct NamespaceInfo {
+    /// Name.
+    pub name: String,
+    /// Labels of the Namespace object.
+    pub labels: BTreeMap<String, String>,
 }
 
 /// A Kubernetes Service.
@@ -133,7 +191,10 @@ pub struct WorkloadInfo {
 /// `objects` holds the mesh objects of the namespace being validated (objects of other
 /// namespaces may be present: they are used as context and never reported); `gateways`
 /// the Gateways of ALL namespaces (the gateway checks compare across namespaces);
-/// `services` and `workloads` those of every namespace a host may point to.
+/// `services` and `workloads` those of every namespace a host may point to. `gateways`
+/// also holds the Gateway API Gateways of all namespaces, and `namespaces` every namespace
+/// that exists (the checks of AuthorizationPolicy sources, routes and ReferenceGrants read
+/// it).
 #[derive(Clone, Debug)]
 pub struct ValidationInput {
     /// Mesh config objects.
@@ -142,8 +203,11 @@ pub struct ValidationInput {
     pub services: Vec<ServiceInfo>,
     /// Workloads.
     pub workloads: Vec<WorkloadInfo>,
-    /// Gateways of all namespaces (may repeat gateways found in `objects`).
+    /// Gateways (Istio's and the Gateway API's) of all namespaces (may repeat gateways
+    /// found in `objects`).
     pub gateways: Vec<MeshObject>,
+    /// Every namespace that exists.
+    pub namespaces: Vec<NamespaceInfo>,
     /// The cluster's identity domain, e.g. `svc.cluster.local`.
     pub identity_domain: String,
     /// The workload label naming the app (default `app`).
@@ -157,6 +221,7 @@ impl Default for ValidationInput {
             services: Vec::new(),
             workloads: Vec::new(),
             gateways: Vec::new(),
+            namespaces: Vec::new(),
             identity_domain: "svc.cluster.local".into(),
             app_label: "app".into(),
         }
@@ -182,6 +247,10 @@ pub struct Check {
     pub severity: Severity,
     /// Location of the offending element, e.g. `spec/http[1]/route[0]/destination/host`.
     pub path: String,
+    /// Kiali's KIA code (`KIA0004`) on the checks of the kinds added after the seed; the
+    /// seed's checks have none and their JSON has no `code` field, as before.
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
+    pub code: Option<&'static str>,
     /// The check's key (`virtualservices.route.weightsum`); not part of the JSON payload.
     #[serde(skip)]
     pub key: &'static str,

@@ -6,6 +6,9 @@
 
 mod destination_rule;
 mod gateway;
+mod gateway_api;
+mod security;
+mod sidecar;
 mod virtual_service;
 
 use crate::index::Index;
@@ -55,6 +58,14 @@ impl<'e, 'i> Evaluation<'e, 'i> {
         ev.kind::<destination_rule::DestinationRules>();
         ev.kind::<virtual_service::VirtualServices>();
         ev.kind::<gateway::Gateways>();
+        ev.kind::<security::AuthorizationPolicies>();
+        ev.kind::<security::PeerAuthentications>();
+        ev.kind::<security::RequestAuthentications>();
+        ev.kind::<sidecar::Sidecars>();
+        ev.kind::<gateway_api::K8sGateways>();
+        ev.kind::<gateway_api::K8sHTTPRoutes>();
+        ev.kind::<gateway_api::K8sGRPCRoutes>();
+        ev.kind::<gateway_api::K8sReferenceGrants>();
         ev.out
     }
 

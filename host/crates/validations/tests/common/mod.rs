@@ -61,6 +61,10 @@ pub fn world(objects: Vec<MeshObject>) -> ValidationInput {
             wl("productpage", "v1"),
         ],
         gateways: vec![gateway],
+        namespaces: ["bookinfo", "istio-system"]
+            .into_iter()
+            .map(|n| NamespaceInfo { name: n.into(), labels: labels(&[("name", n)]) })
+            .collect(),
         ..ValidationInput::default()
     }
 }
@@ -87,5 +91,6 @@ pub fn assert_checks(v: &Validation, expected: &[(&str, &str)]) {
         let rule = catalog::ALL.iter().find(|r| r.key == c.key).expect("known key");
         assert_eq!(c.message, rule.message);
         assert_eq!(c.severity, rule.severity);
+        assert_eq!(c.code, rule.code);
     }
 }
