@@ -26,7 +26,7 @@ const WORKLOADS: usize = 50; // per namespace: 10,000 nodes
 const CALLS: usize = 3; // per workload: 30,000 edges
 const RUNS: usize = 7;
 
-const APPENDERS: [&str; 7] = [
+const APPENDERS: [&str; 8] = [
     "appender-service-entry",
     "appender-dead-node",
     "appender-response-time",
@@ -34,6 +34,7 @@ const APPENDERS: [&str; 7] = [
     "appender-unused-node",
     "appender-mesh",
     "appender-sidecars-check",
+    "appender-ambient",
 ];
 
 fn series(ns: &str, from: usize, to: usize, extra: &[(&str, &str)], v: f64) -> Series {

@@ -10,7 +10,7 @@ import { compile } from './find.js';
 import { createCy, draw, relabelEdges, toSvg, warmLayout } from './graph-draw.js';
 import { showNodePanel, showEdgePanel, closePanel } from './graph-panel.js';
 
-export const APPENDERS = ['deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
+export const APPENDERS = ['ambient', 'deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
 const GRAPH_TYPES = ['app', 'versionedApp', 'workload', 'service'];
 const DURATIONS = ['1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d'];
 const REFRESH = { off: 0, '10s': 10e3, '30s': 30e3, '1m': 60e3 };
