@@ -95,6 +95,10 @@ GRAPH_PARAMS = [
     q("queryTime", "Unix time in seconds; the range is [queryTime - duration .. queryTime]. Default now.", typ="integer"),
     q("responseTimeQuantile", "Quantile of the edge response time.", "0.95", typ="number"),
     q("format", "Output format.", "json", ["json", "dot"]),
+    q("ambientTraffic", "Ambient telemetry to read: waypoint requests plus ztunnel TCP (total), ztunnel TCP only, "
+      "waypoint requests only, or neither. Sidecar telemetry is read whatever the value.", "total",
+      ["total", "ztunnel", "waypoint", "none"]),
+    q("waypoints", "Show waypoint proxies as nodes, with the TCP hops through them.", "false", typ="boolean"),
 ]
 INJECT = q("injectServiceNodes", "Inject service nodes between source and destination nodes.", "false", typ="boolean")
 
@@ -206,7 +210,7 @@ DEFS = {
     "DashboardToolInfo": obj({"url": S, "serviceDashboardPath": S, "workloadDashboardPath": S, "varNamespace": S,
                               "varService": S, "varWorkload": S}),
     "TracingToolInfo": obj({"url": S}),
-    "Namespace": obj({"name": S, "creationTimestamp": S}),
+    "Namespace": obj({"name": S, "creationTimestamp": S, "isAmbient": B}),
     "DeploymentStatus": DEPLOYMENT_STATUS,
     "ProxyHealth": PROXY,
     "AppHealth": obj({"deploymentStatuses": arr(ref("DeploymentStatus")),
@@ -222,10 +226,11 @@ DEFS = {
     "NodeData": obj({"id": S, "parent": S, "nodeType": S, "namespace": S, "workload": S, "app": S, "version": S,
                      "service": S, "destServices": mp(B), "traffic": arr(TRAFFIC), "hasCB": B, "hasMissingSC": B,
                      "hasVS": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
-                     "isRoot": B, "isServiceEntry": S, "isUnused": B},
+                     "isRoot": B, "isServiceEntry": S, "isUnused": B, "isAmbient": B, "isWaypoint": B},
                     optional=["parent", "workload", "app", "version", "service", "destServices", "traffic",
                               "hasCB", "hasMissingSC", "hasVS", "isDead", "isGroup", "isInaccessible",
-                              "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused"],
+                              "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused",
+                              "isAmbient", "isWaypoint"],
                     open_fields=APPENDER_FIELD),
     "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B},
                     optional=["responseTime", "isMTLS", "isUnused"], open_fields=APPENDER_FIELD),
@@ -242,7 +247,8 @@ DEFS = {
                 "runtimes": arr(obj({"name": S, "dashboardRefs": arr(obj({"template": S, "title": S}))})),
                 "serviceNames": arr(S), "workloads": arr(obj({"workloadName": S, "meshSidecar": B}))}),
     "WorkloadList": obj({"namespace": obj({"name": S}),
-                         "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B}))}),
+                         "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B,
+                                               "isAmbient": B, "isWaypoint": B}))}),
     "Autoscaler": obj({"name": S, "createdAt": S, "labels": mp(S), "lastScaleTime": S, "observedGeneration": I,
                        "minReplicas": I, "maxReplicas": I, "currentReplicas": I, "desiredReplicas": I,
                        "currentCPUUtilizationPercentage": I, "targetCPUUtilizationPercentage": I}),
@@ -250,7 +256,8 @@ DEFS = {
                      "replicas": I, "availableReplicas": I, "unavailableReplicas": I, "autoscaler": ref("Autoscaler"),
                      "pods": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "meshSidecar": B, "phase": S})),
                      "services": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "resourceVersion": S, "type": S,
-                                          "ip": S, "ports": arr(obj({"name": S, "protocol": S, "port": I}))}))}),
+                                          "ip": S, "ports": arr(obj({"name": S, "protocol": S, "port": I}))})),
+                     "isAmbient": B, "isWaypoint": B}),
     "MeshConfigList": obj({"namespace": obj({"name": S}), **{k: arr({"type": "object"}) for k in [
         "destinationRules", "gateways", "quotaSpecBindings", "quotaSpecs", "rules", "serviceEntries", "virtualServices"]}}),
     "MeshValidation": VALIDATION,

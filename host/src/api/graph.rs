@@ -12,11 +12,11 @@ use std::{
 };
 
 use abi_stable::std_types::{RResult, RVec};
-use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_cluster::ClusterState;
+use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
-    AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order,
-    build_graph_until, finish, names_only, round_results, traffic_plan,
+    AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget,
+    appender_run_order, build_graph_until, finish, names_only, round_results, traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 

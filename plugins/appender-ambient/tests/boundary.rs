@@ -52,10 +52,7 @@ fn waypoints_their_edges_and_the_nodes_they_isolate_go() {
     apply(&request(GraphType::Workload, false), &AppenderData::default(), &mut g);
     assert_eq!(ids(&g), ["client", "server", "a", "b"]);
     let s = |v: &str| v.to_string();
-    assert_eq!(
-        edges(&g),
-        [(s("client"), s("server"), s("http")), (s("a"), s("b"), s("tcp"))]
-    );
+    assert_eq!(edges(&g), [(s("client"), s("server"), s("http")), (s("a"), s("b"), s("tcp"))]);
 }
 
 #[test]

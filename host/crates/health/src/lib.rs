@@ -262,10 +262,7 @@ pub fn namespace_queries(
             )
             .into();
             qs.push(base(
-                vec![
-                    from_client(),
-                    Matcher::eq("source_workload_namespace", namespace),
-                ],
+                vec![from_client(), Matcher::eq("source_workload_namespace", namespace)],
                 &["source_app", "source_workload", "response_code"],
                 window_secs,
                 time,

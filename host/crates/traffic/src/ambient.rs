@@ -127,17 +127,13 @@ impl AmbientWorkloads {
                 // A versioned app node that names its workload follows the workload.
                 NodeType::App if !n.workload.is_empty() => {
                     let key = (ns.clone(), n.workload.to_string());
-                    let by_version = self.versions.contains(&(
-                        ns,
-                        n.app.to_string(),
-                        n.version.to_string(),
-                    ));
+                    let by_version =
+                        self.versions.contains(&(ns, n.app.to_string(), n.version.to_string()));
                     (self.workloads.contains(&key) || by_version, false)
                 }
-                NodeType::App if !n.version.is_empty() => (
-                    self.versions.contains(&(ns, n.app.to_string(), n.version.to_string())),
-                    false,
-                ),
+                NodeType::App if !n.version.is_empty() => {
+                    (self.versions.contains(&(ns, n.app.to_string(), n.version.to_string())), false)
+                }
                 NodeType::App => (self.apps.contains(&(ns, n.app.to_string())), false),
                 _ => (false, false),
             };
@@ -194,7 +190,8 @@ mod tests {
             .nodes
             .iter()
             .map(|n| {
-                let f = |k: &str| n.extra.iter().any(|f| f.key == k && f.value == Value::Bool(true));
+                let f =
+                    |k: &str| n.extra.iter().any(|f| f.key == k && f.value == Value::Bool(true));
                 (f(IS_AMBIENT), f(IS_WAYPOINT))
             })
             .collect();

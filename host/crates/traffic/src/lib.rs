@@ -26,8 +26,8 @@ mod query;
 #[cfg(any(test, feature = "serde-reference"))]
 mod serde_ref;
 
-pub use appender_support::UNKNOWN;
 pub use ambient::{AmbientTraffic, AmbientWorkloads, IS_AMBIENT, IS_WAYPOINT};
+pub use appender_support::UNKNOWN;
 pub use build::{build_graph, build_graph_until};
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};
 pub use hash32::md5_hex;
