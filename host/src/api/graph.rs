@@ -257,6 +257,8 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             }
             scope.check()?;
             let t = Instant::now();
+            // Nodes the appenders added (unused workloads) get their ambient flags too.
+            opts.ambient.mark(&mut g);
             finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
             names_only(&mut g, &|ns| hidden.contains(ns));
             scope.check()?;

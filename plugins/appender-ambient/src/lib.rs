@@ -7,15 +7,27 @@
 //! `waypoints=false`. The hops through a waypoint are not redrawn as client → server edges:
 //! the waypoint's own request reports already give those edges.
 //!
+//! A waypoint that saw no traffic is not in the telemetry, so the host cannot flag it; the
+//! `unusedNode` appender may add it as an unused workload node. Such nodes are recognised by
+//! their workload's pod template label `gateway.istio.io/managed: istio.io-mesh-controller`
+//! (the workloads are this appender's one input) and hidden too.
+//!
 //! With `waypoints=true` the host does not run it (Kiali's appender then only adds
 //! bidirectional-edge hints for its console, which ours does not use).
 #![forbid(unsafe_code)]
 
 use appender_support::FastSet;
-use plugin_api::{AppenderData, Graph, GraphAppender, GraphRequest, PluginError, Value};
+use plugin_api::{
+    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType,
+    PluginError, Value, label_value,
+};
 
 /// The node field that marks a waypoint.
 pub const IS_WAYPOINT: &str = "isWaypoint";
+/// The pod label Istio puts on the proxies it deploys for Gateway objects ...
+pub const GATEWAY_MANAGED: &str = "gateway.istio.io/managed";
+/// ... and its value on waypoints (Gateways of class `istio-waypoint`).
+pub const WAYPOINT_CONTROLLER: &str = "istio.io-mesh-controller";
 
 /// The `ambient` appender.
 pub struct Ambient;
@@ -24,10 +36,19 @@ fn is_waypoint(n: &plugin_api::Node) -> bool {
     n.extra.iter().any(|f| f.key.as_str() == IS_WAYPOINT && f.value == Value::Bool(true))
 }
 
-/// Removes waypoints, their edges and the nodes left without any edge by that.
-pub fn hide_waypoints(graph: &mut Graph) {
-    let waypoints: FastSet<String> =
-        graph.nodes.iter().filter(|n| is_waypoint(n)).map(|n| n.id.to_string()).collect();
+/// Removes waypoints (flagged nodes, and workload nodes of the `(namespace, workload)` pairs
+/// in `by_label`), their edges and the nodes left without any edge by that.
+pub fn hide_waypoints(graph: &mut Graph, by_label: &FastSet<(&str, &str)>) {
+    let labelled = |n: &plugin_api::Node| {
+        n.node_type == NodeType::Workload
+            && by_label.contains(&(n.namespace.as_str(), n.workload.as_str()))
+    };
+    let waypoints: FastSet<String> = graph
+        .nodes
+        .iter()
+        .filter(|n| is_waypoint(n) || labelled(n))
+        .map(|n| n.id.to_string())
+        .collect();
     if waypoints.is_empty() {
         return;
     }
@@ -59,13 +80,26 @@ impl GraphAppender for Ambient {
     fn name(&self) -> &str {
         "ambient"
     }
+    fn inputs(&self, _req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
+        Ok(AppenderInputs {
+            cluster: vec![ClusterKind::Workloads].into_iter().collect(),
+            ..Default::default()
+        })
+    }
     fn apply(
         &self,
         _req: &GraphRequest,
-        _data: &AppenderData,
+        data: &AppenderData,
         graph: &mut Graph,
     ) -> Result<(), PluginError> {
-        hide_waypoints(graph);
+        let by_label: FastSet<(&str, &str)> = data
+            .cluster
+            .workloads
+            .iter()
+            .filter(|w| label_value(&w.labels, GATEWAY_MANAGED) == Some(WAYPOINT_CONTROLLER))
+            .map(|w| (w.namespace.as_str(), w.name.as_str()))
+            .collect();
+        hide_waypoints(graph, &by_label);
         Ok(())
     }
 }

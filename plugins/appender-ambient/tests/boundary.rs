@@ -56,6 +56,39 @@ fn waypoints_their_edges_and_the_nodes_they_isolate_go() {
 }
 
 #[test]
+fn an_unused_waypoint_is_known_by_its_workload_label() {
+    // unusedNode adds a waypoint that saw no traffic without the host's flag.
+    let mut g = Graph::default();
+    let mut unused = node("waypoint", false);
+    unused.is_unused = true;
+    g.nodes = [node("x", false), node("y", false), unused].into_iter().collect();
+    g.edges = vec![Edge::new("x", "y", "http")].into_iter().collect();
+    let wl = |name: &str, labels: &[(&str, &str)]| WorkloadInfo {
+        namespace: REQUESTED.into(),
+        name: name.into(),
+        kind: "Deployment".into(),
+        labels: plugin_api::compliance::labels(labels),
+        pod_count: 1,
+        has_sidecar: false,
+    };
+    let data = AppenderData {
+        cluster: ClusterData {
+            workloads: vec![
+                wl("waypoint", &[("gateway.istio.io/managed", "istio.io-mesh-controller")]),
+                // A Gateway API gateway of another class is not a waypoint.
+                wl("x", &[("gateway.istio.io/managed", "istio.io-gateway-controller")]),
+            ]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    apply(&request(GraphType::Workload, false), &data, &mut g);
+    assert_eq!(ids(&g), ["x", "y"]);
+}
+
+#[test]
 fn a_graph_without_waypoints_is_left_as_it_is() {
     let mut g = Graph::default();
     g.nodes = [node("x", false), node("y", false), node("lonely", false)].into_iter().collect();

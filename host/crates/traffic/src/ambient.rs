@@ -113,6 +113,11 @@ impl AmbientWorkloads {
     /// Sets `isWaypoint` on waypoint nodes and `isAmbient` on them, on ambient workload
     /// nodes and on app nodes whose workloads are all ambient. Service nodes are never
     /// flagged (a service is not captured; its workloads are).
+    ///
+    /// Run after the build (the appenders read the flags: sidecarsCheck skips such nodes,
+    /// ambient hides waypoints) and again after the appenders, for the nodes they added
+    /// (unusedNode's idle workloads): there `hasMissingSC`, which such a node got for lack
+    /// of a flag, is cleared, since ambient workloads and waypoints have no sidecar by design.
     pub fn mark(&self, graph: &mut Graph) {
         if self.is_empty() {
             return;
@@ -139,6 +144,7 @@ impl AmbientWorkloads {
             };
             if ambient {
                 n.set_field(IS_AMBIENT, Value::Bool(true));
+                n.has_missing_sc = false;
             }
             if waypoint {
                 n.set_field(IS_WAYPOINT, Value::Bool(true));
