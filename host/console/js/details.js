@@ -124,7 +124,10 @@ export async function renderWorkload(main, params) {
   ]);
   const app = w.labels && w.labels.app;
   const runtimes = (w.templateAnnotations && w.templateAnnotations['kiali.io/runtimes']) || '';
-  main.append(el('h1', {}, `Workload ${wl}`, el('small', {}, ` · ${w.type || ''} · namespace ${ns}`)),
+  // Ambient workloads and waypoints have no sidecar by design: a badge, not "missing".
+  const dataPlane = w.isWaypoint ? 'waypoint' : w.isAmbient ? 'ambient' : null;
+  main.append(el('h1', {}, `Workload ${wl}`, el('small', {}, ` · ${w.type || ''} · namespace ${ns}`),
+    dataPlane ? [' ', el('span', { class: 'badge', 'data-testid': 'dataplane-badge' }, dataPlane)] : null),
     el('p', { class: 'links' }, link(`graph${qs({ namespaces: ns, workload: wl })}`, 'Graph of this workload'),
       app ? [' ', link(`app${qs({ namespace: ns, app })}`, `App ${app}`)] : null),
     el('div', { class: 'two-col' },
@@ -134,7 +137,7 @@ export async function renderWorkload(main, params) {
         el('h2', {}, 'Labels'), el('p', {}, Object.entries(w.labels || {}).map(([k, v]) => el('span', { class: 'badge' }, `${k}=${v}`))),
         el('h2', {}, 'Runtimes'), el('p', { 'data-testid': 'runtimes' }, runtimes || 'none'))),
     el('section', { 'data-testid': 'pods' }, el('h2', {}, 'Pods'), table(['pod', 'phase', 'sidecar', 'created'],
-      (w.pods || []).map((p) => [p.name, el('span', { class: `status ${p.phase === 'Running' ? 'healthy' : 'degraded'}` }, p.phase || '-'), p.meshSidecar ? 'yes' : 'missing', p.createdAt || '']))),
+      (w.pods || []).map((p) => [p.name, el('span', { class: `status ${p.phase === 'Running' ? 'healthy' : 'degraded'}` }, p.phase || '-'), p.meshSidecar ? 'yes' : dataPlane ? `no (${dataPlane})` : 'missing', p.createdAt || '']))),
     el('section', {}, el('h2', {}, 'Services'), table(['service', 'type', 'ip', 'ports'],
       (w.services || []).map((s) => [s.name, s.type, s.ip || '', (s.ports || []).map((p) => `${p.name || ''} ${p.port}/${p.protocol}`).join(', ')]))));
   return null;
