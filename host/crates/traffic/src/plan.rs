@@ -361,6 +361,77 @@ mod tests {
         assert_eq!(p.len(), 4);
     }
 
+    fn ambient_opts(target: GraphTarget, q: &[(&str, &str)]) -> GraphOptions {
+        let mut o = opts(target, q);
+        let mut a = crate::AmbientWorkloads::default();
+        a.add_workload("a", "front");
+        a.add_waypoint("a", "waypoint");
+        o.ambient = std::sync::Arc::new(a);
+        o
+    }
+
+    fn has(q: &MetricQuery, name: &str, op: plugin_api::MatchOp, value: &str) -> bool {
+        q.matchers
+            .iter()
+            .any(|m| m.name.as_str() == name && m.op == op && m.value.as_str() == value)
+    }
+
+    #[test]
+    fn a_cluster_without_ambient_workloads_gets_the_sidecar_plan_whatever_the_values() {
+        let base = traffic_plan(&opts(GraphTarget::Namespaces, &[("namespaces", "a")]));
+        for at in ["total", "ztunnel", "waypoint", "none"] {
+            for wp in ["true", "false"] {
+                let q = [("namespaces", "a"), ("ambientTraffic", at), ("waypoints", wp)];
+                assert_eq!(traffic_plan(&opts(GraphTarget::Namespaces, &q)), base);
+            }
+        }
+    }
+
+    #[test]
+    fn ambient_queries_follow_ambient_traffic() {
+        use plugin_api::MatchOp::{Eq, Ne};
+        let plan = |at: &str| {
+            traffic_plan(&ambient_opts(
+                GraphTarget::Namespaces,
+                &[("namespaces", "a"), ("ambientTraffic", at)],
+            ))
+        };
+        let waypoint_queries = |p: &[PlannedQuery]| {
+            p.iter().filter(|q| has(&q.query, REPORTER, Eq, "waypoint")).count()
+        };
+        let ztunnel_halves = |p: &[PlannedQuery]| p.iter().filter(|q| q.from_waypoint).count();
+        let excludes_ztunnel = |p: &[PlannedQuery]| {
+            p.iter()
+                .filter(|q| q.kind == TrafficKind::TcpBytes)
+                .all(|q| has(&q.query, "app", Ne, "ztunnel"))
+        };
+        let total = plan("total");
+        assert_eq!((total.len(), waypoint_queries(&total), ztunnel_halves(&total)), (10, 2, 2));
+        assert!(!excludes_ztunnel(&total));
+        // The server-side halves are destination reports from a known waypoint's name.
+        for q in total.iter().filter(|q| q.from_waypoint) {
+            assert!(has(&q.query, REPORTER, Eq, "destination"), "{q:?}");
+            assert!(has(&q.query, "app", Eq, "ztunnel") && has(&q.query, SRC_WL, Eq, "waypoint"));
+        }
+        let z = plan("ztunnel");
+        assert_eq!((waypoint_queries(&z), ztunnel_halves(&z)), (0, 2));
+        let w = plan("waypoint");
+        assert_eq!((waypoint_queries(&w), ztunnel_halves(&w)), (2, 0));
+        assert!(excludes_ztunnel(&w));
+        let n = plan("none");
+        assert_eq!((n.len(), waypoint_queries(&n), ztunnel_halves(&n)), (6, 0, 0));
+        assert!(excludes_ztunnel(&n));
+        // Node graphs: into the node and out of it, the outbound side skipping self-calls.
+        let node = traffic_plan(&ambient_opts(
+            GraphTarget::Workload { namespace: "a".into(), workload: "front".into() },
+            &[],
+        ));
+        let wp: Vec<&PlannedQuery> =
+            node.iter().filter(|q| has(&q.query, REPORTER, Eq, "waypoint")).collect();
+        assert_eq!(wp.len(), 2);
+        assert!(wp[0].skip_if.is_empty() && !wp[1].skip_if.is_empty());
+    }
+
     #[test]
     fn rounding_matches_prometheus() {
         assert_eq!(round_value(0.0004), 0.0);
