@@ -96,17 +96,20 @@ export async function renderApp(main, params) {
   const ns = params.get('namespace'), app = params.get('app');
   if (!ns || !app) { main.append(el('p', { class: 'error' }, 'This page needs namespace and app in its address.')); return; }
   const rateInterval = params.get('rateInterval') || '10m';
-  const [details, health] = await Promise.all([
+  const [details, health, listed] = await Promise.all([
     api(`namespaces/${enc(ns)}/apps/${enc(app)}`),
     api(`namespaces/${enc(ns)}/apps/${enc(app)}/health${qs({ rateInterval })}`).catch((e) => ({ error: e.message })),
+    api(`namespaces/${enc(ns)}/workloads`).catch(() => ({ workloads: [] })),
   ]);
+  // Ambient workloads and waypoints have no sidecar by design: shown as such, not "missing".
+  const plane = Object.fromEntries((listed.workloads || []).map((w) => [w.name, w.isWaypoint ? 'waypoint' : w.isAmbient ? 'ambient' : null]));
   main.append(el('h1', {}, `App ${app}`, el('small', {}, ` · namespace ${ns}`)),
     el('p', { class: 'links' }, link(`graph${qs({ namespaces: ns, app, graphType: 'versionedApp' })}`, 'Graph of this app'), ' ',
       link(`mesh${qs({ namespace: ns })}`, 'Mesh config')),
     el('div', { class: 'two-col' },
       healthSection(health, rateInterval),
       el('section', {}, el('h2', {}, 'Workloads'), table(['workload', 'sidecar'], (details.workloads || []).map((w) =>
-        [link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? 'yes' : 'missing'])),
+        [link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? 'yes' : plane[w.workloadName] ? `no (${plane[w.workloadName]})` : 'missing'])),
       el('h2', {}, 'Services'), el('p', { 'data-testid': 'services' }, (details.serviceNames || []).join(', ') || 'none'),
       el('h2', {}, 'Runtimes'), el('p', { 'data-testid': 'runtimes' }, (details.runtimes || []).map((r) => r.name).join(', ') || 'none'))));
   const c1 = await dashboardSection(main, ns, app, params);
