@@ -1,5 +1,5 @@
 //! Benchmark (a): one graph of 10,000 nodes and 30,000 edges, built in process from query
-//! results, run through all seven bundled appenders (loaded through the plugin boundary),
+//! results, run through all eight bundled appenders (loaded through the plugin boundary),
 //! marked and serialised to JSON — next to serde_json serialising the same output alone
 //! (through the `Serialize` impls; the service writes the same bytes directly).
 //!
@@ -196,7 +196,7 @@ fn main() {
         size as f64 / 1e6
     );
     println!(
-        "  phases (mean ms): build {:.1}, seven appenders {:.1}, markers {:.1}, output {:.1}, JSON {:.1}",
+        "  phases (mean ms): build {:.1}, eight appenders {:.1}, markers {:.1}, output {:.1}, JSON {:.1}",
         per(phases[0]),
         per(phases[1]),
         per(phases[2]),
