@@ -69,7 +69,8 @@ ERRORS = {
          "the same answer whether it exists or not",
     404: "NotFoundError: the server could not find what was requested",
     406: "NotAcceptable: the request cannot be accepted",
-    429: "TooManyRequests: too many failed logins from this address; see Retry-After",
+    429: "TooManyRequests: too many failed logins from this client or in total, too many password checks at once, "
+         "or too many unseen tokens to review; see Retry-After",
     500: "Internal: something has gone wrong on the server",
     503: "Unavailable: a service this operation needs is unavailable",
 }
@@ -95,6 +96,10 @@ GRAPH_PARAMS = [
     q("queryTime", "Unix time in seconds; the range is [queryTime - duration .. queryTime]. Default now.", typ="integer"),
     q("responseTimeQuantile", "Quantile of the edge response time.", "0.95", typ="number"),
     q("format", "Output format.", "json", ["json", "dot"]),
+    q("ambientTraffic", "Ambient telemetry to read: waypoint requests plus ztunnel TCP (total), ztunnel TCP only, "
+      "waypoint requests only, or neither. Sidecar telemetry is read whatever the value.", "total",
+      ["total", "ztunnel", "waypoint", "none"]),
+    q("waypoints", "Show waypoint proxies as nodes, with the TCP hops through them.", "false", typ="boolean"),
 ]
 INJECT = q("injectServiceNodes", "Inject service nodes between source and destination nodes.", "false", typ="boolean")
 
@@ -124,10 +129,13 @@ OPS = [
      [], obj({"status": S}), [503]),
     ("/token", "GetToken", "auth",
      "Issue a session token. Strategy login: HTTP Basic user and password. Strategy token: the caller's "
-     "Kubernetes token as 'Authorization: Bearer <token>' (checked by a TokenReview); the session token carries "
-     "the reviewed user, and namespaces follow that user's RBAC. Strategy header: the Kubernetes token in the "
-     "configured auth.header_name, set by the authenticating proxy. Answers carry 'Cache-Control: no-store'.",
-     [], ref("TokenGenerated"), [401, 404, 429, 500, 503]),
+     "Kubernetes token as 'Authorization: Bearer <token>' (checked by a TokenReview); the session token stands "
+     "for that Kubernetes token (reviewed again after auth.review_cache_ttl, never valid past its expiry), and "
+     "namespaces follow that user's RBAC. Strategy header: the Kubernetes token in the configured "
+     "auth.header_name, set by the authenticating proxy. Strategy anonymous issues no tokens (400). Answers "
+     "carry 'Cache-Control: no-store'.",
+     [], ref("TokenGenerated"), [401, 404, 429, 500, 503],
+     {"400": {"description": "BadRequest: strategy anonymous issues no tokens", "schema": ref("ResponseError")}}),
     ("/config", "getConfig", "status", "Configuration of the service (StatusInfo).", [], ref("StatusInfo"), [401, 500]),
     ("/grafana", "dashboardInfo", "external", "URL and descriptors of the external dashboard tool.", [],
      ref("DashboardToolInfo"), [401, 500, 503], {"204": {"description": "Display link disabled (empty body)"}}),
@@ -212,7 +220,7 @@ DEFS = {
     "DashboardToolInfo": obj({"url": S, "serviceDashboardPath": S, "workloadDashboardPath": S, "varNamespace": S,
                               "varService": S, "varWorkload": S}),
     "TracingToolInfo": obj({"url": S}),
-    "Namespace": obj({"name": S, "creationTimestamp": S}),
+    "Namespace": obj({"name": S, "creationTimestamp": S, "isAmbient": B}),
     "DeploymentStatus": DEPLOYMENT_STATUS,
     "ProxyHealth": PROXY,
     "AppHealth": obj({"deploymentStatuses": arr(ref("DeploymentStatus")),
@@ -228,10 +236,11 @@ DEFS = {
     "NodeData": obj({"id": S, "parent": S, "nodeType": S, "namespace": S, "workload": S, "app": S, "version": S,
                      "service": S, "destServices": mp(B), "traffic": arr(TRAFFIC), "hasCB": B, "hasMissingSC": B,
                      "hasVS": B, "hasHTTPRoute": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
-                     "isRoot": B, "isServiceEntry": S, "isUnused": B},
+                     "isRoot": B, "isServiceEntry": S, "isUnused": B, "isAmbient": B, "isWaypoint": B},
                     optional=["parent", "workload", "app", "version", "service", "destServices", "traffic",
                               "hasCB", "hasMissingSC", "hasVS", "hasHTTPRoute", "isDead", "isGroup", "isInaccessible",
-                              "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused"],
+                              "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused",
+                              "isAmbient", "isWaypoint"],
                     open_fields=APPENDER_FIELD),
     "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B},
                     optional=["responseTime", "isMTLS", "isUnused"], open_fields=APPENDER_FIELD),
@@ -248,7 +257,8 @@ DEFS = {
                 "runtimes": arr(obj({"name": S, "dashboardRefs": arr(obj({"template": S, "title": S}))})),
                 "serviceNames": arr(S), "workloads": arr(obj({"workloadName": S, "meshSidecar": B}))}),
     "WorkloadList": obj({"namespace": obj({"name": S}),
-                         "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B}))}),
+                         "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B,
+                                               "isAmbient": B, "isWaypoint": B}))}),
     "Autoscaler": obj({"name": S, "createdAt": S, "labels": mp(S), "lastScaleTime": S, "observedGeneration": I,
                        "minReplicas": I, "maxReplicas": I, "currentReplicas": I, "desiredReplicas": I,
                        "currentCPUUtilizationPercentage": I, "targetCPUUtilizationPercentage": I}),
@@ -256,7 +266,8 @@ DEFS = {
                      "replicas": I, "availableReplicas": I, "unavailableReplicas": I, "autoscaler": ref("Autoscaler"),
                      "pods": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "meshSidecar": B, "phase": S})),
                      "services": arr(obj({"name": S, "labels": mp(S), "createdAt": S, "resourceVersion": S, "type": S,
-                                          "ip": S, "ports": arr(obj({"name": S, "protocol": S, "port": I}))}))}),
+                                          "ip": S, "ports": arr(obj({"name": S, "protocol": S, "port": I}))})),
+                     "isAmbient": B, "isWaypoint": B}),
     "MeshConfigList": obj({"namespace": obj({"name": S}), **{k: arr({"type": "object"}) for k in [
         "destinationRules", "gateways", "quotaSpecBindings", "quotaSpecs", "rules", "serviceEntries", "virtualServices",
         "authorizationPolicies", "peerAuthentications", "requestAuthentications", "sidecars", "k8sGateways",

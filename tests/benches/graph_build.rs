@@ -1,5 +1,5 @@
 //! Benchmark (a): one graph of 10,000 nodes and 30,000 edges, built in process from query
-//! results, run through all seven bundled appenders (loaded through the plugin boundary),
+//! results, run through all eight bundled appenders (loaded through the plugin boundary),
 //! marked and serialised to JSON — next to serde_json serialising the same output alone
 //! (through the `Serialize` impls; the service writes the same bytes directly).
 //!
@@ -26,7 +26,7 @@ const WORKLOADS: usize = 50; // per namespace: 10,000 nodes
 const CALLS: usize = 3; // per workload: 30,000 edges
 const RUNS: usize = 7;
 
-const APPENDERS: [&str; 7] = [
+const APPENDERS: [&str; 8] = [
     "appender-service-entry",
     "appender-dead-node",
     "appender-response-time",
@@ -34,6 +34,7 @@ const APPENDERS: [&str; 7] = [
     "appender-unused-node",
     "appender-mesh",
     "appender-sidecars-check",
+    "appender-ambient",
 ];
 
 fn series(ns: &str, from: usize, to: usize, extra: &[(&str, &str)], v: f64) -> Series {
@@ -195,7 +196,7 @@ fn main() {
         size as f64 / 1e6
     );
     println!(
-        "  phases (mean ms): build {:.1}, seven appenders {:.1}, markers {:.1}, output {:.1}, JSON {:.1}",
+        "  phases (mean ms): build {:.1}, eight appenders {:.1}, markers {:.1}, output {:.1}, JSON {:.1}",
         per(phases[0]),
         per(phases[1]),
         per(phases[2]),

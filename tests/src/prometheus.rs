@@ -191,6 +191,17 @@ pub fn simulated(topology: &Path, start: i64, end: i64, minutes: i64) -> Fixture
     Fixture { openmetrics, blocks: dir.path().join("blocks"), expected, _dir: Some(dir) }
 }
 
+/// Samples a test wrote itself as OpenMetrics text (see `metrics-simulation`'s writer for
+/// the format), backfilled; `start` and `end` are the first and last sample times.
+pub fn from_openmetrics(text: &str, start: i64, end: i64) -> Fixture {
+    let dir = tempfile::Builder::new().prefix("meshlens-written").tempdir().expect("temp dir");
+    let openmetrics = dir.path().join("metrics.om");
+    std::fs::write(&openmetrics, text).expect("write OpenMetrics");
+    backfill(&openmetrics, &dir.path().join("blocks"));
+    let expected = serde_json::json!({"start": start, "end": end});
+    Fixture { openmetrics, blocks: dir.path().join("blocks"), expected, _dir: Some(dir) }
+}
+
 fn backfill(openmetrics: &Path, blocks: &Path) {
     let promtool = tool("promtool");
     let out = Command::new(&promtool)

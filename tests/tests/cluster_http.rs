@@ -31,8 +31,8 @@ fn demo_cluster_operations_over_http() {
     let ns = ok(m.get("/api/namespaces"));
     assert_eq!(
         ns,
-        json!([{"name": "bookinfo", "creationTimestamp": "2026-01-01T00:00:00Z"},
-                          {"name": "istio-system", "creationTimestamp": "2026-01-01T00:00:00Z"}])
+        json!([{"name": "bookinfo", "creationTimestamp": "2026-01-01T00:00:00Z", "isAmbient": false},
+                          {"name": "istio-system", "creationTimestamp": "2026-01-01T00:00:00Z", "isAmbient": false}])
     );
 
     let apps = ok(m.get("/api/namespaces/bookinfo/apps"));

@@ -301,6 +301,8 @@ fn console_on_the_demo() {
             namespaces.as_array().expect("ns").len(),
             "{cards}"
         );
+        let ambient = js(&c, "return [...document.querySelectorAll('[data-testid=ns-card][data-ambient=true]')].map(e => e.dataset.namespace)", vec![]).await;
+        assert_eq!(ambient, json!(["travel"]), "the overview shows the ambient namespace");
         let book = cards
             .as_array()
             .expect("cards")
@@ -367,6 +369,12 @@ fn console_on_the_demo() {
                 "namespaces=bookinfo&workload=productpage-v1",
                 "/api/namespaces/bookinfo/workloads/productpage-v1/graph?graphType=workload&duration=10m",
             ),
+            // The ambient namespace: the selector's and the toggle's parameters reach the API.
+            (
+                "namespaces=travel&ambientTraffic=ztunnel&waypoints=true",
+                "/api/namespaces/graph?namespaces=travel&ambientTraffic=ztunnel&waypoints=true&duration=10m",
+            ),
+            ("namespaces=travel", "/api/namespaces/graph?namespaces=travel&duration=10m"),
         ] {
             graph_matches_api(&c, &m, q, api).await;
             no_console_errors(&c, q).await;

@@ -62,7 +62,7 @@ fn install_script_and_demo_config_serve_the_demo_mesh() {
     // with its app and version, and nothing the manifests deploy is left out.
     let topology =
         Topology::load(&workspace_root().join("config/demo/topology.toml")).expect("topology");
-    for ns in ["bookinfo", "istio-system"] {
+    for ns in ["bookinfo", "istio-system", "travel"] {
         let list = m.get(&format!("/api/namespaces/{ns}/workloads")).json();
         let mut deployed: Vec<String> = list["workloads"]
             .as_array()
@@ -81,10 +81,40 @@ fn install_script_and_demo_config_serve_the_demo_mesh() {
         assert_eq!(simulated, deployed, "{ns}");
         for w in topology.workload.iter().filter(|w| w.namespace == ns) {
             let d = m.get(&format!("/api/namespaces/{ns}/workloads/{}", w.name)).json();
-            assert_eq!(d["labels"]["app"].as_str(), Some(w.app.as_str()), "{d}");
+            // A waypoint has no app label (its series name it by canonical service).
+            if !w.waypoint {
+                assert_eq!(d["labels"]["app"].as_str(), Some(w.app.as_str()), "{d}");
+            }
             assert_eq!(d["labels"]["version"].as_str(), w.version.as_deref(), "{d}");
+            assert_eq!(d["isAmbient"].as_bool(), Some(w.ambient || w.waypoint), "{d}");
+            assert_eq!(d["isWaypoint"].as_bool(), Some(w.waypoint), "{d}");
         }
     }
+
+    // The ambient namespace: the waypoint's requests and ztunnel's TCP, nobody flagged as
+    // missing a sidecar; the waypoint shows only when asked for.
+    let travel = |q: &str| m.get(&format!("/api/namespaces/graph?namespaces=travel{q}")).json();
+    let names = |g: &serde_json::Value| -> Vec<String> {
+        let mut v: Vec<String> = g["elements"]["nodes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{g}"))
+            .iter()
+            .map(|n| n["data"]["workload"].as_str().unwrap_or("").to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let g = travel("");
+    assert_eq!(names(&g), ["cache-v1", "flights-v1", "portal-v1", "shopper-v1"], "{g}");
+    for n in g["elements"]["nodes"].as_array().unwrap() {
+        assert_eq!(n["data"]["isAmbient"], true, "{n}");
+        assert!(n["data"].get("hasMissingSC").is_none(), "{n}");
+    }
+    let g = travel("&waypoints=true");
+    assert_eq!(names(&g), ["cache-v1", "flights-v1", "portal-v1", "shopper-v1", "waypoint"], "{g}");
+    let namespaces = m.get("/api/namespaces").json();
+    let travel_ns = namespaces.as_array().unwrap().iter().find(|n| n["name"] == "travel");
+    assert_eq!(travel_ns.map(|n| n["isAmbient"].clone()), Some(serde_json::json!(true)));
     let v = m.get("/api/namespaces/bookinfo/mesh_validations").json();
     assert_eq!(v["bookinfo"]["virtualservice"]["ratings"]["valid"], false);
 }

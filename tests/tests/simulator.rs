@@ -40,7 +40,7 @@ fn server(backend: &str, table: &str) -> Meshlens {
     let dir = plugin_dir(BUNDLED);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n\
-         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
+         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\", \"config/demo-ambient\"]\n\
          [metrics]\nbackend = \"{backend}\"\ntimeout = \"5s\"\n[metrics.{backend}]\n{table}\n",
         dir.path().display()
     );
@@ -214,7 +214,7 @@ fn two_simulated_hours_keep_every_edge_and_the_same_memory() {
     let want = topology_edges();
     for hours in [1, 2] {
         let t = start + hours * 3600;
-        let g = s.get(&format!("/api/namespaces/graph?namespaces=bookinfo,istio-system&graphType=workload&queryTime={t}&duration=600s")).json();
+        let g = s.get(&format!("/api/namespaces/graph?namespaces=bookinfo,istio-system,travel&graphType=workload&queryTime={t}&duration=600s")).json();
         let got = edge_names(&g);
         for edge in &want {
             assert!(got.contains(edge), "after {hours} h: {edge:?} missing from {got:?}");

@@ -96,17 +96,20 @@ export async function renderApp(main, params) {
   const ns = params.get('namespace'), app = params.get('app');
   if (!ns || !app) { main.append(el('p', { class: 'error' }, 'This page needs namespace and app in its address.')); return; }
   const rateInterval = params.get('rateInterval') || '10m';
-  const [details, health] = await Promise.all([
+  const [details, health, listed] = await Promise.all([
     api(`namespaces/${enc(ns)}/apps/${enc(app)}`),
     api(`namespaces/${enc(ns)}/apps/${enc(app)}/health${qs({ rateInterval })}`).catch((e) => ({ error: e.message })),
+    api(`namespaces/${enc(ns)}/workloads`).catch(() => ({ workloads: [] })),
   ]);
+  // Ambient workloads and waypoints have no sidecar by design: shown as such, not "missing".
+  const plane = Object.fromEntries((listed.workloads || []).map((w) => [w.name, w.isWaypoint ? 'waypoint' : w.isAmbient ? 'ambient' : null]));
   main.append(el('h1', {}, `App ${app}`, el('small', {}, ` · namespace ${ns}`)),
     el('p', { class: 'links' }, link(`graph${qs({ namespaces: ns, app, graphType: 'versionedApp' })}`, 'Graph of this app'), ' ',
       link(`mesh${qs({ namespace: ns })}`, 'Mesh config')),
     el('div', { class: 'two-col' },
       healthSection(health, rateInterval),
       el('section', {}, el('h2', {}, 'Workloads'), table(['workload', 'sidecar'], (details.workloads || []).map((w) =>
-        [link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? 'yes' : 'missing'])),
+        [link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? 'yes' : plane[w.workloadName] ? `no (${plane[w.workloadName]})` : 'missing'])),
       el('h2', {}, 'Services'), el('p', { 'data-testid': 'services' }, (details.serviceNames || []).join(', ') || 'none'),
       el('h2', {}, 'Runtimes'), el('p', { 'data-testid': 'runtimes' }, (details.runtimes || []).map((r) => r.name).join(', ') || 'none'))));
   const c1 = await dashboardSection(main, ns, app, params);
@@ -124,7 +127,10 @@ export async function renderWorkload(main, params) {
   ]);
   const app = w.labels && w.labels.app;
   const runtimes = (w.templateAnnotations && w.templateAnnotations['kiali.io/runtimes']) || '';
-  main.append(el('h1', {}, `Workload ${wl}`, el('small', {}, ` · ${w.type || ''} · namespace ${ns}`)),
+  // Ambient workloads and waypoints have no sidecar by design: a badge, not "missing".
+  const dataPlane = w.isWaypoint ? 'waypoint' : w.isAmbient ? 'ambient' : null;
+  main.append(el('h1', {}, `Workload ${wl}`, el('small', {}, ` · ${w.type || ''} · namespace ${ns}`),
+    dataPlane ? [' ', el('span', { class: 'badge', 'data-testid': 'dataplane-badge' }, dataPlane)] : null),
     el('p', { class: 'links' }, link(`graph${qs({ namespaces: ns, workload: wl })}`, 'Graph of this workload'),
       app ? [' ', link(`app${qs({ namespace: ns, app })}`, `App ${app}`)] : null),
     el('div', { class: 'two-col' },
@@ -134,7 +140,7 @@ export async function renderWorkload(main, params) {
         el('h2', {}, 'Labels'), el('p', {}, Object.entries(w.labels || {}).map(([k, v]) => el('span', { class: 'badge' }, `${k}=${v}`))),
         el('h2', {}, 'Runtimes'), el('p', { 'data-testid': 'runtimes' }, runtimes || 'none'))),
     el('section', { 'data-testid': 'pods' }, el('h2', {}, 'Pods'), table(['pod', 'phase', 'sidecar', 'created'],
-      (w.pods || []).map((p) => [p.name, el('span', { class: `status ${p.phase === 'Running' ? 'healthy' : 'degraded'}` }, p.phase || '-'), p.meshSidecar ? 'yes' : 'missing', p.createdAt || '']))),
+      (w.pods || []).map((p) => [p.name, el('span', { class: `status ${p.phase === 'Running' ? 'healthy' : 'degraded'}` }, p.phase || '-'), p.meshSidecar ? 'yes' : dataPlane ? `no (${dataPlane})` : 'missing', p.createdAt || '']))),
     el('section', {}, el('h2', {}, 'Services'), table(['service', 'type', 'ip', 'ports'],
       (w.services || []).map((s) => [s.name, s.type, s.ip || '', (s.ports || []).map((p) => `${p.name || ''} ${p.port}/${p.protocol}`).join(', ')]))));
   return null;

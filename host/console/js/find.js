@@ -6,7 +6,7 @@
 //   op     := '=' | '!=' | '>' | '>=' | '<' | '<='
 //
 // Node attributes: name, ns (namespace), node (app, workload, service, unknown, box), app,
-// version, workload, service; flags hasCB, hasVS, hasHTTPRoute, hasMissingSC (sc), dead, unused, outside,
+// version, workload, service; flags hasCB, hasVS, hasHTTPRoute, hasMissingSC (sc), ambient, waypoint, dead, unused, outside,
 // root, se (service entry), inaccessible, box.
 // Edge attributes: rps (http or grpc requests/s), %error, tcp (bytes/s), rt (response
 // time, ms), protocol; flag mtls.
@@ -21,6 +21,7 @@ const NODE_ATTRS = {
 };
 const NODE_FLAGS = {
   hascb: (d) => !!d.hasCB, hasvs: (d) => !!d.hasVS, hashttproute: (d) => !!d.hasHTTPRoute, hasmissingsc: (d) => !!d.hasMissingSC, sc: (d) => !!d.hasMissingSC,
+  ambient: (d) => !!d.isAmbient, isambient: (d) => !!d.isAmbient, waypoint: (d) => !!d.isWaypoint, iswaypoint: (d) => !!d.isWaypoint,
   dead: (d) => !!d.isDead, isdead: (d) => !!d.isDead, unused: (d) => !!d.isUnused, isunused: (d) => !!d.isUnused,
   outside: (d) => !!d.isOutside, isoutside: (d) => !!d.isOutside, root: (d) => !!d.isRoot, isroot: (d) => !!d.isRoot,
   se: (d) => !!d.isServiceEntry, isserviceentry: (d) => !!d.isServiceEntry,

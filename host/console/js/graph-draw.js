@@ -22,6 +22,8 @@ export function badges(d) {
   if (d.hasVS) b.push('VS');
   if (d.hasHTTPRoute) b.push('RT');
   if (d.hasMissingSC) b.push('no sidecar');
+  if (d.isWaypoint) b.push('waypoint');
+  else if (d.isAmbient) b.push('ambient');
   if (d.isDead) b.push('dead');
   if (d.isUnused) b.push('unused');
   if (d.isServiceEntry) b.push('SE');

@@ -92,7 +92,7 @@ export async function showNodePanel(panel, node, s) {
   if (details && !details.error) {
     if (t.kind === 'app') {
       detailsBox.append(el('h3', {}, 'Workloads'), el('ul', {}, (details.workloads || []).map((w) =>
-        el('li', {}, link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? '' : ' (no sidecar)'))),
+        el('li', {}, link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? '' : d.isAmbient ? ' (ambient)' : ' (no sidecar)'))),
       el('h3', {}, 'Services'), el('p', {}, (details.serviceNames || []).join(', ') || 'none'));
     } else {
       detailsBox.append(el('h3', {}, 'Workload'), table(['replicas', 'available', 'pods'],

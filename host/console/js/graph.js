@@ -1,6 +1,6 @@
 // The graph view. The URL carries the whole state with the API's parameter names
 // (namespaces, graphType, duration, groupBy, injectServiceNodes, includeMesh, appenders,
-// queryTime; app/version/service/workload for a node's own graph) plus the view's own
+// ambientTraffic, waypoints, queryTime; app/version/service/workload for a node's own graph) plus the view's own
 // (refresh, edgeLabels, find, hide, select). After each draw the container
 // [data-testid=graph] carries data-state, data-nodes, data-edges and data-node-ids.
 
@@ -10,12 +10,14 @@ import { compile } from './find.js';
 import { createCy, draw, relabelEdges, toSvg, warmLayout } from './graph-draw.js';
 import { showNodePanel, showEdgePanel, closePanel } from './graph-panel.js';
 
-export const APPENDERS = ['deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
+export const APPENDERS = ['ambient', 'deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
 const GRAPH_TYPES = ['app', 'versionedApp', 'workload', 'service'];
 const DURATIONS = ['1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d'];
 const REFRESH = { off: 0, '10s': 10e3, '30s': 30e3, '1m': 60e3 };
 const EDGE_LABELS = { none: 'No edge labels', rps: 'Request rate', errorPct: 'Error %', responseTime: 'Response time' };
-const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'queryTime'];
+const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'ambientTraffic', 'waypoints', 'queryTime'];
+// The API's ambientTraffic values (README, "Ambient mesh"); `total` is the default.
+const AMBIENT_TRAFFIC = { total: 'ambient: total', ztunnel: 'ambient: ztunnel', waypoint: 'ambient: waypoint', none: 'ambient: none' };
 const TARGET_KEYS = ['app', 'version', 'service', 'workload'];
 const VIEW_KEYS = ['refresh', 'edgeLabels', 'find', 'hide', 'select'];
 
@@ -73,6 +75,8 @@ export async function renderGraph(main, params) {
   const refSel = select('refresh', Object.fromEntries(Object.keys(REFRESH).map((r) => [r, r === 'off' ? 'refresh off' : 'every ' + r])), s.refresh, 'ctl-refresh');
   const groupSel = select('groupBy', { none: 'no boxes', app: 'box by app', version: 'box by version' }, s.groupBy || 'none', 'ctl-groupBy');
   const labelSel = select('edgeLabels', EDGE_LABELS, s.edgeLabels, 'ctl-edgeLabels');
+  const ambientSel = select('ambientTraffic', AMBIENT_TRAFFIC, s.ambientTraffic || 'total', 'ctl-ambientTraffic');
+  const waypoints = el('input', { type: 'checkbox', name: 'waypoints', 'data-testid': 'ctl-waypoints', checked: s.waypoints === 'true' });
   const inject = el('input', { type: 'checkbox', name: 'injectServiceNodes', 'data-testid': 'ctl-injectServiceNodes', checked: s.injectServiceNodes === 'true' });
   const mesh = el('input', { type: 'checkbox', name: 'includeMesh', 'data-testid': 'ctl-includeMesh', checked: s.includeMesh === 'true' });
   const appenderBoxes = APPENDERS.map((a) => el('label', { class: 'chk' },
@@ -93,7 +97,8 @@ export async function renderGraph(main, params) {
     el('form', { class: 'controls', onsubmit: (e) => e.preventDefault() },
       el('fieldset', {}, el('legend', {}, 'Namespaces'), nsSelect),
       el('fieldset', {}, el('legend', {}, 'View'), typeSel, durSel, refSel, groupSel, labelSel,
-        el('label', { class: 'chk' }, inject, 'service nodes'), el('label', { class: 'chk' }, mesh, 'mesh namespace')),
+        el('label', { class: 'chk' }, inject, 'service nodes'), el('label', { class: 'chk' }, mesh, 'mesh namespace'),
+        ambientSel, el('label', { class: 'chk' }, waypoints, 'waypoints')),
       el('details', { class: 'appenders' }, el('summary', {}, 'Appenders'), appenderBoxes),
       el('fieldset', { class: 'find' }, el('legend', {}, 'Find / hide'), findIn, hideIn, exprErr),
       el('div', { class: 'actions' }, reload, exportSel)),
@@ -101,7 +106,7 @@ export async function renderGraph(main, params) {
     el('p', { class: 'legend', 'data-testid': 'legend' },
       el('span', { class: 'sw ok' }), 'error rate ≤ 0.1 % ', el('span', { class: 'sw warn' }), '> 0.1 % ', el('span', { class: 'sw bad' }), '≥ 20 % ',
       el('span', { class: 'sw na' }), 'no traffic ', el('span', { class: 'sw tcp' }), 'TCP · ', el('span', { class: 'lock' }), 'mTLS (at the edge\'s start) · ',
-      '○ workload ▢ app △ service ◇ service entry / unknown · dashed: unused or dead · [CB] circuit breaker [VS] virtual service [SE] service entry'));
+      '○ workload ▢ app △ service ◇ service entry / unknown · dashed: unused or dead · [CB] circuit breaker [VS] virtual service [SE] service entry [ambient] ztunnel-captured [waypoint] waypoint proxy'));
 
   const cy = createCy(container);
   // For scripts and tests that need positions (e.g. to click a node): the cytoscape instance.
@@ -210,6 +215,8 @@ export async function renderGraph(main, params) {
   labelSel.addEventListener('change', () => { s.edgeLabels = labelSel.value; relabelEdges(cy, s.edgeLabels); changed(false); });
   inject.addEventListener('change', () => { s.injectServiceNodes = inject.checked ? 'true' : undefined; changed(true); });
   mesh.addEventListener('change', () => { s.includeMesh = mesh.checked ? 'true' : undefined; changed(true); });
+  ambientSel.addEventListener('change', () => { s.ambientTraffic = ambientSel.value === 'total' ? undefined : ambientSel.value; changed(true); });
+  waypoints.addEventListener('change', () => { s.waypoints = waypoints.checked ? 'true' : undefined; changed(true); });
   for (const box of appenderBoxes) box.addEventListener('change', () => {
     const on = appenderBoxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
     s.appenders = on.length === APPENDERS.length ? undefined : on.join(',');

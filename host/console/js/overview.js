@@ -10,12 +10,12 @@ export async function renderOverview(main) {
   const grid = el('div', { class: 'cards', 'data-testid': 'overview', 'data-state': 'loading' });
   main.append(grid);
   const namespaces = await api('namespaces');
-  const cards = await Promise.all(namespaces.map((ns) => card(ns.name)));
+  const cards = await Promise.all(namespaces.map((ns) => card(ns.name, ns.isAmbient)));
   grid.append(...cards);
   grid.dataset.state = 'drawn';
 }
 
-async function card(ns) {
+async function card(ns, ambient) {
   const [health, validations] = await Promise.all([
     api(`namespaces/${enc(ns)}/health?type=app`).catch((e) => ({ error: e.message })),
     api(`namespaces/${enc(ns)}/mesh_validations`).catch((e) => ({ error: e.message })),
@@ -35,10 +35,10 @@ async function card(ns) {
   return el('article', {
     class: 'card', tabindex: 0, role: 'link', 'data-testid': 'ns-card', 'data-namespace': ns,
     'data-healthy': counts.healthy, 'data-degraded': counts.degraded, 'data-failing': counts.failing,
-    'data-errors': errors, 'data-warnings': warnings,
+    'data-errors': errors, 'data-warnings': warnings, 'data-ambient': ambient ? 'true' : 'false',
     onclick: open, onkeydown: (e) => { if (e.key === 'Enter') open(); },
   },
-  el('h2', {}, ns),
+  el('h2', {}, ns, ambient ? [' ', el('span', { class: 'badge', 'data-testid': 'ambient-badge', title: 'istio.io/dataplane-mode=ambient' }, 'ambient')] : null),
   el('p', { class: 'muted' }, 'Apps'),
   health.error ? el('p', { class: 'error' }, health.error) : el('ul', { class: 'counts' },
     el('li', { class: 'ok' }, el('b', {}, counts.healthy), ' healthy'),

@@ -5,13 +5,18 @@
 //! at once through the metrics engine) → build the graph, appenders in order, markers →
 //! respond with JSON or DOT. Appenders never do I/O; the CPU part runs on the CPU pool.
 
-use std::{collections::HashSet, sync::Arc, time::Instant};
+use std::{
+    collections::{BTreeMap, HashSet},
+    sync::Arc,
+    time::Instant,
+};
 
 use abi_stable::std_types::{RResult, RVec};
+use meshlens_cluster::ClusterState;
 use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
-    GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget, appender_run_order,
-    build_graph_until, finish, names_only, round_results, traffic_plan,
+    AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget,
+    appender_run_order, build_graph_until, finish, names_only, round_results, traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
@@ -121,7 +126,7 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let now = st.metrics.default_time();
     // `queryTime`'s skew is checked against the clock itself, not the aligned `now`.
     let limits = st.config.limits.graph(meshlens_params::now());
-    let opts = GraphOptions::parse_limited(
+    let mut opts = GraphOptions::parse_limited(
         target,
         ctx.query_string(),
         now,
@@ -143,11 +148,19 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
         }
     }
 
+    opts.ambient = Arc::new(ambient_workloads(&cluster));
+
     // Plan: the traffic queries and each appender's declared inputs, in one batch.
     let (metric, to_ms) = duration_histogram(&st, opts.query_time).await?;
     let req = opts.graph_request(metric, to_ms);
-    let order =
+    let mut order =
         appender_run_order(opts.appenders.as_deref(), &registered, &st.config.plugins.appenders);
+    // The `ambient` appender hides waypoints; `waypoints=true` keeps them, so it is left
+    // out. (Kiali's appender reads the parameter itself; ours cannot: `GraphRequest` is
+    // part of the plugin ABI, and a new field there would refuse every 0.2 plugin.)
+    if opts.waypoints {
+        order.retain(|n| n != AMBIENT_APPENDER);
+    }
     let appenders: Vec<(String, Arc<AppenderBox>)> = order
         .iter()
         .filter_map(|n| {
@@ -244,6 +257,8 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             }
             scope.check()?;
             let t = Instant::now();
+            // Nodes the appenders added (unused workloads) get their ambient flags too.
+            opts.ambient.mark(&mut g);
             finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
             names_only(&mut g, &|ns| hidden.contains(ns));
             scope.check()?;
@@ -262,6 +277,43 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             Ok(reply)
         })
         .await
+}
+
+/// The name of the bundled appender that hides waypoints.
+const AMBIENT_APPENDER: &str = "ambient";
+
+/// The cluster's ambient workloads, waypoints and all-ambient apps and versions, for the
+/// graph build. Only namespaces with an ambient workload are looked at closely.
+fn ambient_workloads(cluster: &ClusterState) -> AmbientWorkloads {
+    let mut a = AmbientWorkloads::default();
+    let s = cluster.settings();
+    for ns in cluster.namespaces() {
+        if !ns.workloads.iter().any(|w| w.is_ambient) {
+            continue;
+        }
+        let mut apps: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut versions: BTreeMap<(&str, &str), bool> = BTreeMap::new();
+        for w in &ns.workloads {
+            if w.is_waypoint {
+                a.add_waypoint(&ns.name, &w.name);
+            } else if w.is_ambient {
+                a.add_workload(&ns.name, &w.name);
+            }
+            if let Some(app) = w.label(&s.app_label) {
+                *apps.entry(app).or_insert(true) &= w.is_ambient;
+                if let Some(v) = w.label(&s.version_label) {
+                    *versions.entry((app, v)).or_insert(true) &= w.is_ambient;
+                }
+            }
+        }
+        for (app, _) in apps.into_iter().filter(|(_, all)| *all) {
+            a.add_app(&ns.name, app);
+        }
+        for ((app, v), _) in versions.into_iter().filter(|(_, all)| *all) {
+            a.add_version(&ns.name, app, v);
+        }
+    }
+    a
 }
 
 /// Namespaces the traffic reaches that the caller may not see: their nodes keep only their

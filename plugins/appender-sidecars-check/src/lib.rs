@@ -1,5 +1,7 @@
 //! `sidecarsCheck`: flags workload and app nodes whose workloads lack the mesh sidecar
-//! (`hasMissingSC`), reference §3.7.
+//! (`hasMissingSC`), reference §3.7. Ambient workloads and waypoints have no sidecar by
+//! design: nodes the host flagged `isAmbient` or `isWaypoint` are never flagged (Kiali
+//! `graph/telemetry/istio/appender/mesh_check.go` skips them the same way).
 #![forbid(unsafe_code)]
 
 use appender_support::is_ok;
@@ -8,6 +10,14 @@ use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType,
     PluginError, label_value,
 };
+
+/// Whether the host flagged the node as ambient or as a waypoint.
+fn is_ambient(n: &plugin_api::Node) -> bool {
+    n.extra.iter().any(|f| {
+        matches!(f.key.as_str(), "isAmbient" | "isWaypoint")
+            && f.value == plugin_api::Value::Bool(true)
+    })
+}
 
 /// The `sidecarsCheck` appender.
 pub struct SidecarsCheck;
@@ -48,7 +58,11 @@ impl GraphAppender for SidecarsCheck {
         }
         for n in graph.nodes.iter_mut() {
             let ns = n.namespace.as_str();
-            if !requested.contains(ns) || ns == req.mesh_namespace.as_str() || n.is_dead {
+            if !requested.contains(ns)
+                || ns == req.mesh_namespace.as_str()
+                || n.is_dead
+                || is_ambient(n)
+            {
                 continue;
             }
             let missing = match n.node_type {

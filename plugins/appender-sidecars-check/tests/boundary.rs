@@ -71,3 +71,36 @@ fn workloads_and_apps_missing_a_sidecar_are_flagged() {
     let flagged: Vec<bool> = g.nodes.iter().map(|n| n.has_missing_sc).collect();
     assert_eq!(flagged, [false, true, false, false, true, false, false, false, false]);
 }
+
+#[test]
+fn ambient_workloads_and_waypoints_are_not_missing_a_sidecar() {
+    let ns = REQUESTED;
+    let wl = |name: &str, field: Option<&str>| {
+        let mut n = Node::new(&format!("wl_{ns}_{name}"), NodeType::Workload, ns);
+        n.workload = name.into();
+        if let Some(f) = field {
+            n.set_field(f, Value::Bool(true));
+        }
+        n
+    };
+    let mut g = Graph::default();
+    g.nodes = vec![
+        wl("captured", Some("isAmbient")),
+        wl("waypoint", Some("isWaypoint")),
+        wl("bare", None),
+    ]
+    .into_iter()
+    .collect();
+    let workloads = vec![
+        w(ns, "captured", "captured", "v1", false),
+        w(ns, "waypoint", "", "", false),
+        w(ns, "bare", "bare", "v1", false),
+    ];
+    let data = AppenderData {
+        cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() },
+        ..Default::default()
+    };
+    apply(&request(GraphType::Workload, false), &data, &mut g);
+    let flagged: Vec<bool> = g.nodes.iter().map(|n| n.has_missing_sc).collect();
+    assert_eq!(flagged, [false, false, true], "only the uncaptured workload lacks one");
+}

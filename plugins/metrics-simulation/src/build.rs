@@ -230,6 +230,62 @@ fn request_labels(
 /// (code, grpc status, flags, client side, per-step rates)
 type ResponseClass<'a> = (&'a str, Option<&'a str>, &'a str, bool, Vec<f64>);
 
+/// ztunnel's TCP series of one hop: `istio_tcp_*` with `request_protocol="tcp"`, no
+/// response code, and the scrape's `app="ztunnel"` (how they are told apart from sidecars').
+fn ztunnel_hop(
+    sink: &mut Sink,
+    e: &EdgeSpec,
+    src: Option<&WorkloadSpec>,
+    dst: Option<&WorkloadSpec>,
+    reporter: &str,
+    bytes: &[f64],
+) {
+    let mut labels = request_labels(e, src, dst, reporter, None);
+    for (k, v) in labels.iter_mut() {
+        match k.as_str() {
+            "request_protocol" => *v = "tcp".into(),
+            // ztunnel always speaks mTLS (HBONE) to ztunnel or a waypoint.
+            "connection_security_policy" if reporter == "destination" => *v = "mutual_tls".into(),
+            _ => {}
+        }
+    }
+    labels.push(("app".into(), "ztunnel".into()));
+    sink.counter("istio_tcp_sent_bytes", "istio_tcp_sent_bytes_total", &labels, bytes.to_vec());
+    let received: Vec<f64> = bytes.iter().map(|b| b / 4.0).collect();
+    sink.counter("istio_tcp_received_bytes", "istio_tcp_received_bytes_total", &labels, received);
+}
+
+/// What ztunnel reports of an edge with an ambient end (Istio's ambient mode): a direct hop
+/// is reported by each ambient end's ztunnel; a hop through the destination's waypoint is
+/// two halves, client → waypoint (the client's ztunnel) and waypoint → server (the server's).
+fn ztunnel_series(
+    sink: &mut Sink,
+    t: &Topology,
+    e: &EdgeSpec,
+    src: Option<&WorkloadSpec>,
+    dst: Option<&WorkloadSpec>,
+    bytes: &[f64],
+) {
+    let ambient = |w: Option<&WorkloadSpec>| w.is_some_and(|w| w.ambient || w.waypoint);
+    let waypoint = dst.and_then(|d| d.use_waypoint.as_deref()).and_then(|k| t.workload(k));
+    match waypoint {
+        Some(wp) => {
+            if ambient(src) {
+                ztunnel_hop(sink, e, src, Some(wp), "source", bytes);
+            }
+            ztunnel_hop(sink, e, Some(wp), dst, "destination", bytes);
+        }
+        None => {
+            if ambient(src) {
+                ztunnel_hop(sink, e, src, dst, "source", bytes);
+            }
+            if ambient(dst) {
+                ztunnel_hop(sink, e, src, dst, "destination", bytes);
+            }
+        }
+    }
+}
+
 fn edge_series(sink: &mut Sink, t: &Topology, e: &EdgeSpec) {
     let (n, step) = (sink.n, sink.step);
     let src = t.workload(&e.from);
@@ -242,7 +298,21 @@ fn edge_series(sink: &mut Sink, t: &Topology, e: &EdgeSpec) {
     if dst.is_some_and(|d| d.sidecar) {
         reporters.push("destination");
     }
+    // A waypoint reports the requests it proxies, naming the real client and server.
+    if dst.is_some_and(|d| d.use_waypoint.is_some()) && e.protocol != Protocol::Tcp {
+        reporters.push("waypoint");
+    }
     let shift = shift_factors(e, n, step);
+    if src.is_some_and(|s| s.ambient) || dst.is_some_and(|d| d.ambient) {
+        let bytes: Vec<f64> = if e.protocol == Protocol::Tcp {
+            shift.iter().map(|f| e.sent_bytes * f).collect()
+        } else {
+            let per_request = e.request_bytes.unwrap_or(512.0) + e.response_bytes.unwrap_or(512.0);
+            let rate: f64 = e.responses.iter().filter(|r| !r.client_side).map(|r| r.rate).sum();
+            shift.iter().map(|f| rate * per_request * f).collect()
+        };
+        ztunnel_series(sink, t, e, src, dst, &bytes);
+    }
     if e.protocol == Protocol::Tcp {
         for reporter in reporters {
             let labels = request_labels(e, src, dst, reporter, None);

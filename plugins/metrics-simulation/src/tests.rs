@@ -119,3 +119,74 @@ fn bad_topologies_are_named() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/demo/topology.toml");
     Topology::load(&demo).expect("the demo topology loads");
 }
+
+#[test]
+fn ambient_workloads_are_reported_by_ztunnel_and_their_waypoint() {
+    let topo = r#"
+        [[workload]]
+        namespace = "t"
+        name = "a"
+        app = "a"
+        sidecar = false
+        ambient = true
+        [[workload]]
+        namespace = "t"
+        name = "b"
+        app = "b"
+        sidecar = false
+        ambient = true
+        use_waypoint = "t/wp"
+        [[workload]]
+        namespace = "t"
+        name = "wp"
+        app = "waypoint"
+        sidecar = false
+        waypoint = true
+        [[edge]]
+        from = "t/a"
+        to = "t/b"
+        service = "b"
+        protocol = "http"
+        request_bytes = 100.0
+        response_bytes = 300.0
+        responses = [{ code = "200", rate = 2.0 }]
+    "#;
+    let m = Model::new(&Topology::parse(topo).unwrap(), 0);
+    let get = |s: &crate::SeriesSpec, k: &str| {
+        s.labels.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default()
+    };
+    let requests: Vec<String> = m
+        .series
+        .iter()
+        .filter(|s| s.name == "istio_requests_total")
+        .map(|s| get(s, "reporter"))
+        .collect();
+    assert_eq!(requests, ["waypoint"], "only the waypoint reports the requests");
+    let mut tcp: Vec<(String, String, String, String)> = m
+        .series
+        .iter()
+        .filter(|s| s.name == "istio_tcp_sent_bytes_total")
+        .map(|s| {
+            (
+                get(s, "reporter"),
+                get(s, "source_workload"),
+                get(s, "destination_workload"),
+                get(s, "app"),
+            )
+        })
+        .collect();
+    tcp.sort();
+    let z = |r: &str, s: &str, d: &str| {
+        (r.to_string(), s.to_string(), d.to_string(), "ztunnel".to_string())
+    };
+    // The hop through the waypoint: each half reported by one ztunnel only.
+    assert_eq!(tcp, [z("destination", "wp", "b"), z("source", "a", "wp")]);
+    let bad = r#"
+        [[workload]]
+        namespace = "t"
+        name = "a"
+        app = "a"
+        ambient = true
+    "#;
+    assert!(Topology::parse(bad).is_err(), "ambient needs sidecar = false");
+}

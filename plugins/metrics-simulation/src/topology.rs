@@ -12,6 +12,9 @@
 //! service_account = "bookinfo-details"   # default: the workload's name
 //! sidecar = false            # default true; reporters follow from it
 //! pods = 1                   # default 1
+//! ambient = true             # Istio ambient: ztunnel reports its TCP (with sidecar = false)
+//! waypoint = true            # a waypoint proxy: reports the requests of those that use it
+//! use_waypoint = "travel/waypoint"   # requests to this ambient workload go through it
 //!
 //! [[edge]]
 //! from = "bookinfo/productpage-v1"   # "namespace/workload", or "unknown" (outside the mesh)
@@ -119,6 +122,16 @@ pub struct WorkloadSpec {
     pub sidecar: bool,
     #[serde(default = "one")]
     pub pods: u32,
+    /// Captured by ztunnel (Istio's ambient mode): its ztunnel reports its TCP, with
+    /// `app="ztunnel"`; no L7 report of its own (needs `sidecar = false`).
+    #[serde(default)]
+    pub ambient: bool,
+    /// A waypoint proxy: it reports (`reporter="waypoint"`) the requests to the workloads
+    /// that use it (needs `sidecar = false`).
+    #[serde(default)]
+    pub waypoint: bool,
+    /// The waypoint (`namespace/name`) requests to this ambient workload go through.
+    pub use_waypoint: Option<String>,
 }
 
 /// Protocol of an edge.
@@ -331,6 +344,19 @@ impl Topology {
             {
                 return bad(format!(
                     "{at}: shift peak and spike latency must be finite and not negative"
+                ));
+            }
+        }
+        for w in &self.workload {
+            let at = format!("workload {}/{}", w.namespace, w.name);
+            if (w.ambient || w.waypoint) && w.sidecar {
+                return bad(format!("{at}: an ambient workload or waypoint has sidecar = false"));
+            }
+            if let Some(wp) = &w.use_waypoint
+                && (!w.ambient || !self.workload(wp).is_some_and(|x| x.waypoint))
+            {
+                return bad(format!(
+                    "{at}: use_waypoint needs ambient = true and names a waypoint = true workload"
                 ));
             }
         }

@@ -83,6 +83,16 @@ pub struct Workload {
     pub autoscaler: Option<Autoscaler>,
     /// At least one pod, and every pod carries the sidecar annotation.
     pub has_sidecar: bool,
+    /// Captured by the ambient data plane: at least one pod, and every pod carries
+    /// `ambient.istio.io/redirection: enabled` (Kiali `models/pod.go` `AmbientEnabled`,
+    /// `models/workload.go` `IsAmbient`), or it is a waypoint. The namespace label alone is
+    /// not enough: a pod that opts out (`istio.io/dataplane-mode=none`) is not redirected.
+    pub is_ambient: bool,
+    /// A waypoint proxy: its pods are labelled `gateway.istio.io/managed:
+    /// istio.io-mesh-controller` (the Deployment Istio makes for a Gateway of class
+    /// `istio-waypoint`). Kiali (`models/workload.go` `IsWaypoint`) reads the same label;
+    /// we read no Gateway API objects, so the RBAC does not grow for this.
+    pub is_waypoint: bool,
 }
 
 impl Workload {
@@ -109,6 +119,8 @@ pub struct NamespaceState {
     pub pods: Vec<Arc<PodRecord>>,
     /// Mesh objects by (kind, name).
     pub mesh: Vec<Arc<MeshObject>>,
+    /// Labelled `istio.io/dataplane-mode=ambient` (Kiali `models/namespace.go` `IsAmbient`).
+    pub is_ambient: bool,
 }
 
 /// An app: the workloads and services carrying one value of the app label.
@@ -126,6 +138,11 @@ impl App<'_> {
     /// At least one workload, and all have the sidecar.
     pub fn has_sidecar(&self) -> bool {
         !self.workloads.is_empty() && self.workloads.iter().all(|w| w.has_sidecar)
+    }
+
+    /// At least one workload, and all are ambient.
+    pub fn is_ambient(&self) -> bool {
+        !self.workloads.is_empty() && self.workloads.iter().all(|w| w.is_ambient)
     }
 }
 
@@ -179,6 +196,8 @@ fn shell(
         services: Vec::new(),
         autoscaler: None,
         has_sidecar: false,
+        is_ambient: false,
+        is_waypoint: false,
     }
 }
 
@@ -280,6 +299,25 @@ pub fn pod_has_sidecar(pod: &PodRecord, settings: &Settings) -> bool {
     has_annotation(pod, &settings.sidecar_annotation)
 }
 
+/// The annotation istio-cni sets on a pod whose traffic ztunnel captures.
+pub const AMBIENT_REDIRECTION: &str = "ambient.istio.io/redirection";
+/// The label Istio puts on the pods of the proxies it deploys for Gateway objects.
+pub const GATEWAY_MANAGED: &str = "gateway.istio.io/managed";
+/// [`GATEWAY_MANAGED`]'s value on waypoints (other Gateway API gateways have another).
+pub const WAYPOINT_CONTROLLER: &str = "istio.io-mesh-controller";
+/// The namespace label that enrols a namespace in ambient.
+pub const DATAPLANE_MODE: &str = "istio.io/dataplane-mode";
+
+/// Whether ztunnel captures a pod's traffic (Kiali `models/pod.go` `AmbientEnabled`).
+pub fn pod_is_ambient(pod: &PodRecord) -> bool {
+    pod.annotations.get(AMBIENT_REDIRECTION) == Some("enabled")
+}
+
+/// Whether a pod is a waypoint proxy (see [`Workload::is_waypoint`]).
+pub fn pod_is_waypoint(pod: &PodRecord) -> bool {
+    pod.labels.get(GATEWAY_MANAGED) == Some(WAYPOINT_CONTROLLER)
+}
+
 fn pod_workload(pod: &Arc<PodRecord>) -> Workload {
     let m = &pod.metadata;
     let running = pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running");
@@ -307,6 +345,12 @@ impl ClusterState {
             ensure(name, &mut namespaces);
             if let Some(s) = namespaces.get_mut(name) {
                 s.created_at = time_text(n.metadata.creation_timestamp.as_ref());
+                s.is_ambient = n
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(DATAPLANE_MODE))
+                    .is_some_and(|v| v == "ambient");
                 s.labels = n.metadata.labels.clone().unwrap_or_default();
             }
         }
@@ -400,6 +444,9 @@ impl ClusterState {
             for w in &mut wls {
                 w.has_sidecar =
                     !w.pods.is_empty() && w.pods.iter().all(|p| pod_has_sidecar(p, &settings));
+                w.is_waypoint = !w.pods.is_empty() && w.pods.iter().all(|p| pod_is_waypoint(p));
+                w.is_ambient = w.is_waypoint
+                    || (!w.pods.is_empty() && w.pods.iter().all(|p| pod_is_ambient(p)));
                 w.services = state
                     .services
                     .iter()

@@ -27,6 +27,8 @@ pub struct NamespaceInfo {
     pub name: String,
     /// Creation time, ISO 8601 UTC (empty when the namespace is only implied by objects).
     pub creation_timestamp: String,
+    /// Labelled `istio.io/dataplane-mode=ambient`.
+    pub is_ambient: bool,
 }
 
 /// appList payload.
@@ -117,6 +119,10 @@ pub struct WorkloadListItem {
     pub version_label: bool,
     /// It has the sidecar.
     pub mesh_sidecar: bool,
+    /// ztunnel captures its pods, or it is a waypoint.
+    pub is_ambient: bool,
+    /// It is a waypoint proxy.
+    pub is_waypoint: bool,
 }
 
 /// Workload details payload.
@@ -148,6 +154,10 @@ pub struct WorkloadDetails {
     pub pods: Vec<PodInfo>,
     /// The services that select it.
     pub services: Vec<ServiceRef>,
+    /// ztunnel captures its pods, or it is a waypoint.
+    pub is_ambient: bool,
+    /// It is a waypoint proxy.
+    pub is_waypoint: bool,
 }
 
 /// A pod of [`WorkloadDetails`].
@@ -304,6 +314,7 @@ impl ClusterState {
             .map(|n| NamespaceInfo {
                 name: n.name.clone(),
                 creation_timestamp: n.created_at.clone(),
+                is_ambient: n.is_ambient,
             })
             .collect()
     }
@@ -367,6 +378,8 @@ impl ClusterState {
                         app_label: w.labels.contains_key(&s.app_label),
                         version_label: w.labels.contains_key(&s.version_label),
                         mesh_sidecar: w.has_sidecar,
+                        is_ambient: w.is_ambient,
+                        is_waypoint: w.is_waypoint,
                     })
                     .collect()
             })
@@ -393,6 +406,8 @@ impl ClusterState {
             autoscaler: w.autoscaler.clone().unwrap_or_default(),
             pods: w.pods.iter().map(|p| pod_info(p, self)).collect(),
             services: w.services.iter().map(|s| service_ref(s)).collect(),
+            is_ambient: w.is_ambient,
+            is_waypoint: w.is_waypoint,
         })
     }
 

@@ -81,7 +81,7 @@ async fn demo_workloads() {
     let details = items.iter().find(|w| w["name"] == "details-v1").unwrap();
     assert_eq!(
         details,
-        &json!({"name": "details-v1", "type": "Deployment", "appLabel": true, "versionLabel": true, "meshSidecar": false})
+        &json!({"name": "details-v1", "type": "Deployment", "appLabel": true, "versionLabel": true, "meshSidecar": false, "isAmbient": false, "isWaypoint": false})
     );
 
     let pp = j(&s.workload_details("bookinfo", "productpage-v1").unwrap());

@@ -7,6 +7,12 @@
 //! `response_flags="UF"`) are seen and nothing is counted twice. Errors are responses
 //! whose code starts with 4 or 5.
 //!
+//! In Istio's ambient mode a waypoint reports the requests it proxies
+//! (`reporter="waypoint"`, with the real client and server); its clients have no L7 proxy
+//! of their own, so the waypoint's report stands where the source's would be (Kiali
+//! `graph/telemetry/istio/util/util.go` `GetReporter` reads `reporter=~"waypoint|source"`).
+//! ztunnel reports only TCP, so a workload with ztunnel alone has no request counts.
+//!
 //! The crate plans structured queries and folds their results; it does no I/O.
 #![forbid(unsafe_code)]
 
@@ -147,10 +153,15 @@ fn base(matchers: Vec<Matcher>, group_by: &[&str], window_secs: u64, time: i64) 
     }
 }
 
-/// The two reports that together count every request into `dest` once: source-reported,
-/// plus destination-reported from callers without a proxy.
+/// The source proxy's or the waypoint's report.
+fn from_client() -> Matcher {
+    Matcher::re("reporter", "source|waypoint")
+}
+
+/// The two reports that together count every request into `dest` once: source- (or
+/// waypoint-) reported, plus destination-reported from callers without a proxy.
 fn counted_once(dest: Vec<Matcher>, group_by: &[&str], window: u64, time: i64) -> [MetricQuery; 2] {
-    let mut from_source = vec![Matcher::eq("reporter", "source")];
+    let mut from_source = vec![from_client()];
     from_source.extend(dest.iter().cloned());
     let mut from_unknown =
         vec![Matcher::eq("reporter", "destination"), Matcher::eq("source_workload", "unknown")];
@@ -197,7 +208,7 @@ pub fn target_queries(
     };
     let mut qs: Vec<MetricQuery> = counted_once(inbound, &by, window_secs, time).into();
     if let Some(out) = outbound {
-        let mut m = vec![Matcher::eq("reporter", "source")];
+        let mut m = vec![from_client()];
         m.extend(out);
         qs.push(base(m, &by, window_secs, time));
     }
@@ -251,10 +262,7 @@ pub fn namespace_queries(
             )
             .into();
             qs.push(base(
-                vec![
-                    Matcher::eq("reporter", "source"),
-                    Matcher::eq("source_workload_namespace", namespace),
-                ],
+                vec![from_client(), Matcher::eq("source_workload_namespace", namespace)],
                 &["source_app", "source_workload", "response_code"],
                 window_secs,
                 time,

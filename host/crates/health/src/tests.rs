@@ -18,9 +18,10 @@ fn matcher_text(q: &MetricQuery) -> Vec<String> {
 fn an_object_is_counted_from_source_reports_plus_unknown_callers() {
     let qs = target_queries("bookinfo", Target::App("reviews"), 600, 1000);
     assert_eq!(qs.len(), 3);
+    // The source's report, or the waypoint's (ambient: the client has no L7 proxy).
     let m0 = matcher_text(&qs[0]);
     assert!(
-        m0.contains(&"reporterEqsource".to_string())
+        m0.contains(&"reporterResource|waypoint".to_string())
             && m0.contains(&"destination_appEqreviews".to_string())
     );
     let m1 = matcher_text(&qs[1]);
@@ -31,7 +32,7 @@ fn an_object_is_counted_from_source_reports_plus_unknown_callers() {
     let m2 = matcher_text(&qs[2]);
     assert!(
         m2.contains(&"source_appEqreviews".to_string())
-            && m2.contains(&"reporterEqsource".to_string())
+            && m2.contains(&"reporterResource|waypoint".to_string())
     );
     assert_eq!(qs[0].window_secs, 600);
     assert_eq!(

@@ -7,9 +7,10 @@ use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{Edge, Graph, GraphType, NodeType, QueryResult, Series};
 
 use appender_support::labels::*;
-use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels};
+use appender_support::{FastMap, HashMapExt, Hops, IdBuf, NodeRef, SeriesLabels, UNKNOWN};
 use par_chunks::{Stopped, try_map_chunks_in_order};
 
+use crate::ambient::AmbientWorkloads;
 use crate::options::GraphOptions;
 use crate::plan::{PlannedQuery, TrafficKind, round_value};
 
@@ -43,6 +44,7 @@ pub fn build_graph_until<R: Borrow<QueryResult>>(
         .flat_map(|(p, r)| r.borrow().series.iter().map(move |s| (p, s)))
         .collect();
     let (graph_type, inject) = (opts.graph_type, opts.inject_service_nodes);
+    let ambient = &*opts.ambient;
     let mut b = Builder::new(graph_type, items.len());
     try_map_chunks_in_order(
         &items,
@@ -51,7 +53,7 @@ pub fn build_graph_until<R: Borrow<QueryResult>>(
             let mut ids = Ids::default();
             let hops: Vec<Resolved<'_>> = chunk
                 .iter()
-                .filter_map(|(p, s)| resolve(p, s, graph_type, inject, &mut ids))
+                .filter_map(|(p, s)| resolve(p, s, graph_type, inject, ambient, &mut ids))
                 .collect();
             (ids.text, hops)
         },
@@ -61,7 +63,9 @@ pub fn build_graph_until<R: Borrow<QueryResult>>(
             }
         },
     )?;
-    Ok(b.graph)
+    let mut graph = b.graph;
+    ambient.mark(&mut graph);
+    Ok(graph)
 }
 
 /// Node ids of a chunk's series, back to back in one string.
@@ -98,6 +102,7 @@ fn resolve<'a>(
     s: &'a Series,
     graph_type: GraphType,
     inject: bool,
+    ambient: &AmbientWorkloads,
     ids: &mut Ids,
 ) -> Option<Resolved<'a>> {
     let labels = &s.labels;
@@ -105,7 +110,30 @@ fn resolve<'a>(
         return None;
     }
     let v = s.samples.last().map(|x| round_value(x.v)).filter(|v| v.is_finite())?;
-    let sl = SeriesLabels::read(labels);
+    let mut sl = SeriesLabels::read(labels);
+    let mut inject = inject;
+    if ambient.has_waypoints() {
+        // Waypoints are not apps: a workload node in every graph type, and no service node
+        // is injected next to one (Kiali `graph/telemetry/istio/istio.go`,
+        // `populateTrafficMap` and `addTraffic`).
+        let is_wp = |ns: Option<&str>, wl: Option<&str>| {
+            ambient.is_waypoint(ns.unwrap_or(UNKNOWN), wl.unwrap_or(UNKNOWN))
+        };
+        let src_wp = is_wp(sl.src_ns, sl.src_wl);
+        let dst_wp = is_wp(sl.dst_wl_ns, sl.dst_wl);
+        if p.from_waypoint && !src_wp {
+            return None;
+        }
+        if src_wp && sl.src_app.is_some() {
+            sl.src_app = Some(UNKNOWN);
+        }
+        if dst_wp && sl.dst_app.is_some() {
+            sl.dst_app = Some(UNKNOWN);
+        }
+        inject &= !src_wp && !dst_wp;
+    } else if p.from_waypoint {
+        return None;
+    }
     if let Some(missing) = first_missing(&sl, p.kind) {
         tracing::warn!(label = missing, "skipping a traffic sample without the label");
         return None;

@@ -6,8 +6,9 @@ use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 
 use crate::options::GraphOptions;
 
-/// The bundled appenders in Kiali's fixed order.
-pub const BUNDLED_APPENDERS: [&str; 7] = [
+/// The bundled appenders in Kiali's fixed order; `ambient` last, as Kiali runs it as a
+/// finalizer (after unusedNode, which would otherwise add a hidden waypoint back).
+pub const BUNDLED_APPENDERS: [&str; 8] = [
     "serviceEntry",
     "deadNode",
     "responseTime",
@@ -15,6 +16,7 @@ pub const BUNDLED_APPENDERS: [&str; 7] = [
     "unusedNode",
     "mesh",
     "sidecarsCheck",
+    "ambient",
 ];
 
 /// The appenders to run, in order: the bundled ones in Kiali's order, then the others in

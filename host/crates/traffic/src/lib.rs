@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod ambient;
 mod build;
 mod dot;
 mod finish;
@@ -25,6 +26,7 @@ mod query;
 #[cfg(any(test, feature = "serde-reference"))]
 mod serde_ref;
 
+pub use ambient::{AmbientTraffic, AmbientWorkloads, IS_AMBIENT, IS_WAYPOINT};
 pub use appender_support::UNKNOWN;
 pub use build::{build_graph, build_graph_until};
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};

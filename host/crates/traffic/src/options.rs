@@ -5,6 +5,9 @@ use meshlens_params::query::{QueryError, parse_query};
 use plugin_api::abi_stable::std_types::RString;
 use plugin_api::{GraphRequest, GraphType};
 
+use std::sync::Arc;
+
+use crate::ambient::{AmbientTraffic, AmbientWorkloads};
 use crate::query::{GraphQuery, InjectParam, NotOffered};
 
 /// A rejected parameter: the host answers 400 with [`OptionsError::message`].
@@ -209,6 +212,12 @@ pub struct GraphOptions {
     pub format: GraphFormat,
     /// Configuration values.
     pub settings: GraphSettings,
+    /// `ambientTraffic` (default `total`).
+    pub ambient_traffic: AmbientTraffic,
+    /// `waypoints`: show waypoint nodes (default false).
+    pub waypoints: bool,
+    /// The cluster's ambient workloads and waypoints; the host fills it after parsing.
+    pub ambient: Arc<AmbientWorkloads>,
 }
 
 impl GraphOptions {
@@ -366,6 +375,9 @@ impl GraphOptions {
             response_time_quantile: q.response_time_quantile.map_or(0.95, |r| r.0),
             format: q.format.unwrap_or(GraphFormat::Json),
             settings: settings.clone(),
+            ambient_traffic: q.ambient_traffic.unwrap_or_default(),
+            waypoints: q.waypoints.is_some_and(|f| f.0),
+            ambient: Arc::default(),
         })
     }
 
@@ -480,6 +492,8 @@ mod tests {
             ("appenders", "deadNode,nope", "deadNode, mesh, responseTime"),
             ("responseTimeQuantile", "1.5", "between 0 and 1"),
             ("format", "svg", "json, dot"),
+            ("ambientTraffic", "all", "total, ztunnel, waypoint, none"),
+            ("waypoints", "yes", "true, false"),
         ];
         for (p, v, allowed) in cases {
             let e = parse(GraphTarget::Namespaces, &[("namespaces", "a"), (p, v)]).unwrap_err();

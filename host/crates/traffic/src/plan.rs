@@ -32,6 +32,9 @@ pub struct PlannedQuery {
     /// Series whose labels all equal these pairs are skipped: a node graph's outbound query
     /// also sees the node's calls to itself, which its inbound query already counted.
     pub skip_if: Vec<(String, String)>,
+    /// Only series whose source is a known waypoint count: the server-side ztunnel's half of
+    /// a hop through a waypoint (its other reports repeat what the client's ztunnel said).
+    pub from_waypoint: bool,
 }
 
 const REQUESTS: &str = "istio_requests_total";
@@ -63,6 +66,7 @@ fn query(opts: &GraphOptions, kind: TrafficKind, matchers: Vec<Matcher>) -> Plan
         },
         kind,
         skip_if: Vec::new(),
+        from_waypoint: false,
     }
 }
 
@@ -75,9 +79,134 @@ fn dst() -> Matcher {
 fn from_unknown() -> Matcher {
     Matcher::eq(SRC_WL, UNKNOWN)
 }
+fn waypoint() -> Matcher {
+    Matcher::eq(REPORTER, "waypoint")
+}
+/// ztunnel's series are told apart by the scrape's `app` label (Kiali
+/// `graph/telemetry/istio/util/util.go` `GetApp`).
+const ZTUNNEL_APP: (&str, &str) = ("app", "ztunnel");
+fn ztunnel() -> Matcher {
+    Matcher::eq(ZTUNNEL_APP.0, ZTUNNEL_APP.1)
+}
 
-/// The traffic queries of a graph request, with how to read them.
+/// The traffic queries of a graph request, with how to read them: the sidecar queries,
+/// then (in a cluster with ambient workloads) the ambient ones `ambientTraffic` asks for.
+///
+/// Each request and hop is counted once. Kiali sends `reporter=~"waypoint|source"` and
+/// `reporter=~"waypoint|destination"` and drops repeated series while adding them
+/// (`addTraffic` / `addEdgeTraffic` in `graph/telemetry/istio/istio.go`); we send disjoint
+/// queries instead, so nothing needs dropping:
+/// - waypoint requests: those whose source is in the requested namespaces, plus those
+///   from elsewhere into them (node graphs: into the node, and out of it);
+/// - ztunnel TCP: the client's ztunnel reports client → server and client → waypoint
+///   (`reporter="source"`, read by the sidecar queries); the waypoint → server half is
+///   reported only by the server's ztunnel, so destination reports are read too, and
+///   only those from a waypoint kept ([`PlannedQuery::from_waypoint`]).
+///
+/// With `ambientTraffic` `waypoint` or `none` every TCP query excludes `app="ztunnel"`.
+/// A cluster without ambient workloads gets exactly the sidecar plan.
 pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
+    let mut plan = sidecar_plan(opts);
+    if opts.ambient.is_empty() {
+        return plan;
+    }
+    let at = opts.ambient_traffic;
+    if !at.ztunnel_tcp() {
+        for p in plan.iter_mut().filter(|p| p.kind == TrafficKind::TcpBytes) {
+            p.query.matchers.push(Matcher::ne(ZTUNNEL_APP.0, ZTUNNEL_APP.1));
+        }
+    }
+    let ns = &opts.namespaces;
+    // The waypoints' names narrow the server-side reports to (about) the waypoint halves.
+    let names = opts.ambient.waypoint_names();
+    let known_src = || ns_in(SRC_WL, &names);
+    let mut add = |kind: TrafficKind, m: Vec<Matcher>, skip_if: &[(&str, &str)]| {
+        let mut q = query(opts, kind, m);
+        q.from_waypoint = kind == TrafficKind::TcpBytes;
+        q.skip_if = skip_if.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+        plan.push(q);
+    };
+    let want_wp = at.waypoint_requests();
+    let want_zt = at.ztunnel_tcp() && opts.ambient.has_waypoints();
+    let req = TrafficKind::Requests;
+    let tcp = TrafficKind::TcpBytes;
+    match &opts.target {
+        GraphTarget::Namespaces => {
+            if want_wp {
+                let mut inside = vec![waypoint(), ns_in(SRC_NS, ns)];
+                inside.extend(
+                    opts.excludes_mesh()
+                        .then(|| Matcher::ne(DST_SVC_NS, &opts.settings.mesh_namespace)),
+                );
+                add(req, inside, &[]);
+                add(req, vec![waypoint(), ns_not_in(SRC_NS, ns), ns_in(DST_SVC_NS, ns)], &[]);
+            }
+            if want_zt {
+                add(tcp, vec![dst(), ztunnel(), known_src(), ns_in(DST_WL_NS, ns)], &[]);
+                let out = vec![
+                    dst(),
+                    ztunnel(),
+                    known_src(),
+                    ns_in(SRC_NS, ns),
+                    ns_not_in(DST_WL_NS, ns),
+                ];
+                add(tcp, out, &[]);
+            }
+        }
+        GraphTarget::Service { namespace, service } => {
+            let sel = [Matcher::eq(DST_SVC_NS, namespace), Matcher::eq(DST_SVC, service)];
+            if want_wp {
+                add(req, [vec![waypoint()], sel.to_vec()].concat(), &[]);
+            }
+            if want_zt {
+                add(tcp, [vec![dst(), ztunnel(), known_src()], sel.to_vec()].concat(), &[]);
+            }
+        }
+        GraphTarget::Workload { .. } | GraphTarget::App { .. } | GraphTarget::AppVersion { .. } => {
+            let (inbound, outbound) = node_selectors(&opts.target);
+            let sel: Vec<Matcher> = inbound.iter().map(|(n, v)| Matcher::eq(n, v)).collect();
+            if want_wp {
+                add(req, [vec![waypoint()], sel.clone()].concat(), &[]);
+                add(req, [vec![waypoint()], outbound.clone()].concat(), &inbound);
+            }
+            if want_zt {
+                add(tcp, [vec![dst(), ztunnel(), known_src()], sel].concat(), &[]);
+                add(tcp, [vec![dst(), ztunnel(), known_src()], outbound].concat(), &inbound);
+            }
+        }
+    }
+    plan
+}
+
+/// A node graph's inbound selector (label, value pairs) and outbound matchers.
+fn node_selectors(target: &GraphTarget) -> (Vec<(&'static str, &str)>, Vec<Matcher>) {
+    match target {
+        GraphTarget::Workload { namespace, workload } => (
+            vec![(DST_WL_NS, namespace.as_str()), (DST_WL, workload.as_str())],
+            vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_WL, workload)],
+        ),
+        GraphTarget::App { namespace, app } => (
+            vec![(DST_SVC_NS, namespace.as_str()), (DST_APP, app.as_str())],
+            vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_APP, app)],
+        ),
+        GraphTarget::AppVersion { namespace, app, version } => (
+            vec![
+                (DST_SVC_NS, namespace.as_str()),
+                (DST_APP, app.as_str()),
+                (DST_VER, version.as_str()),
+            ],
+            vec![
+                Matcher::eq(SRC_NS, namespace),
+                Matcher::eq(SRC_APP, app),
+                Matcher::eq(SRC_VER, version),
+            ],
+        ),
+        GraphTarget::Namespaces | GraphTarget::Service { .. } => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The queries of a mesh of sidecars (reference §11.4).
+fn sidecar_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
     let ns = &opts.namespaces;
     let mesh_filter = || -> Option<Matcher> {
         opts.excludes_mesh().then(|| Matcher::ne(DST_SVC_NS, &opts.settings.mesh_namespace))
@@ -230,6 +359,77 @@ mod tests {
             &[],
         ));
         assert_eq!(p.len(), 4);
+    }
+
+    fn ambient_opts(target: GraphTarget, q: &[(&str, &str)]) -> GraphOptions {
+        let mut o = opts(target, q);
+        let mut a = crate::AmbientWorkloads::default();
+        a.add_workload("a", "front");
+        a.add_waypoint("a", "waypoint");
+        o.ambient = std::sync::Arc::new(a);
+        o
+    }
+
+    fn has(q: &MetricQuery, name: &str, op: plugin_api::MatchOp, value: &str) -> bool {
+        q.matchers
+            .iter()
+            .any(|m| m.name.as_str() == name && m.op == op && m.value.as_str() == value)
+    }
+
+    #[test]
+    fn a_cluster_without_ambient_workloads_gets_the_sidecar_plan_whatever_the_values() {
+        let base = traffic_plan(&opts(GraphTarget::Namespaces, &[("namespaces", "a")]));
+        for at in ["total", "ztunnel", "waypoint", "none"] {
+            for wp in ["true", "false"] {
+                let q = [("namespaces", "a"), ("ambientTraffic", at), ("waypoints", wp)];
+                assert_eq!(traffic_plan(&opts(GraphTarget::Namespaces, &q)), base);
+            }
+        }
+    }
+
+    #[test]
+    fn ambient_queries_follow_ambient_traffic() {
+        use plugin_api::MatchOp::{Eq, Ne};
+        let plan = |at: &str| {
+            traffic_plan(&ambient_opts(
+                GraphTarget::Namespaces,
+                &[("namespaces", "a"), ("ambientTraffic", at)],
+            ))
+        };
+        let waypoint_queries = |p: &[PlannedQuery]| {
+            p.iter().filter(|q| has(&q.query, REPORTER, Eq, "waypoint")).count()
+        };
+        let ztunnel_halves = |p: &[PlannedQuery]| p.iter().filter(|q| q.from_waypoint).count();
+        let excludes_ztunnel = |p: &[PlannedQuery]| {
+            p.iter()
+                .filter(|q| q.kind == TrafficKind::TcpBytes)
+                .all(|q| has(&q.query, "app", Ne, "ztunnel"))
+        };
+        let total = plan("total");
+        assert_eq!((total.len(), waypoint_queries(&total), ztunnel_halves(&total)), (10, 2, 2));
+        assert!(!excludes_ztunnel(&total));
+        // The server-side halves are destination reports from a known waypoint's name.
+        for q in total.iter().filter(|q| q.from_waypoint) {
+            assert!(has(&q.query, REPORTER, Eq, "destination"), "{q:?}");
+            assert!(has(&q.query, "app", Eq, "ztunnel") && has(&q.query, SRC_WL, Eq, "waypoint"));
+        }
+        let z = plan("ztunnel");
+        assert_eq!((waypoint_queries(&z), ztunnel_halves(&z)), (0, 2));
+        let w = plan("waypoint");
+        assert_eq!((waypoint_queries(&w), ztunnel_halves(&w)), (2, 0));
+        assert!(excludes_ztunnel(&w));
+        let n = plan("none");
+        assert_eq!((n.len(), waypoint_queries(&n), ztunnel_halves(&n)), (6, 0, 0));
+        assert!(excludes_ztunnel(&n));
+        // Node graphs: into the node and out of it, the outbound side skipping self-calls.
+        let node = traffic_plan(&ambient_opts(
+            GraphTarget::Workload { namespace: "a".into(), workload: "front".into() },
+            &[],
+        ));
+        let wp: Vec<&PlannedQuery> =
+            node.iter().filter(|q| has(&q.query, REPORTER, Eq, "waypoint")).collect();
+        assert_eq!(wp.len(), 2);
+        assert!(wp[0].skip_if.is_empty() && !wp[1].skip_if.is_empty());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use meshlens_params::query::first;
 use plugin_api::GraphType;
 use serde::Deserialize;
 
+use crate::ambient::AmbientTraffic;
 use crate::options::{GraphFormat, GroupBy};
 
 /// What the five graph operations accept. graphService does not offer `injectServiceNodes`:
@@ -45,6 +46,12 @@ pub struct GraphQuery<I = Flag> {
     /// `format`.
     #[serde(deserialize_with = "first")]
     pub format: Option<GraphFormat>,
+    /// `ambientTraffic`.
+    #[serde(rename = "ambientTraffic", deserialize_with = "first")]
+    pub ambient_traffic: Option<AmbientTraffic>,
+    /// `waypoints`.
+    #[serde(deserialize_with = "first")]
+    pub waypoints: Option<Flag>,
 }
 
 /// A `graphType` value; the node-detail operations of an app narrow the set further.

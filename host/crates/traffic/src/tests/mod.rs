@@ -363,3 +363,86 @@ fn dot_output_has_clusters_nodes_and_labelled_edges() {
     assert!(dot.contains("label=\"tcp 2000.00\""));
     assert_eq!(dot.matches(" -> ").count(), g.edges.len());
 }
+
+/// Ambient: a waypoint is a workload node in every graph type (its app is dropped), no
+/// service is injected next to it, it is flagged, and a server-side ztunnel report counts
+/// only when it comes from a waypoint.
+#[test]
+fn ambient_series_build_waypoint_workload_nodes_and_keep_only_waypoint_halves() {
+    let mut a = AmbientWorkloads::default();
+    a.add_workload(NS, "front-v1");
+    a.add_workload(NS, "back-v1");
+    a.add_app(NS, "front");
+    a.add_app(NS, "back");
+    a.add_waypoint(NS, "waypoint");
+    let front = (NS, "front-v1", "front", "v1");
+    let wp = (NS, "waypoint", "waypoint", "latest");
+    let to_wp = to("back", "waypoint", "waypoint", "latest");
+    let to_back = to("back", "back-v1", "back", "v1");
+    for graph_type in ["app", "workload"] {
+        let mut o = options(&[
+            ("namespaces", NS),
+            ("graphType", graph_type),
+            ("injectServiceNodes", "true"),
+        ]);
+        o.ambient = std::sync::Arc::new(a.clone());
+        let plan = traffic_plan(&o);
+        let half = plan.iter().position(|p| p.from_waypoint).expect("a server-side half query");
+        let wp_req = plan.len() - 4; // the waypoint request queries come right after the sidecar plan
+        let inside_tcp = 5;
+        let mut results: Vec<QueryResult> = plan.iter().map(|_| QueryResult::default()).collect();
+        let r = |v: Vec<Series>| QueryResult { series: v.into_iter().collect::<RVec<_>>() };
+        results[wp_req] = r(vec![s(front, d(&to_back), "http", "200", None, 5.0)]);
+        results[inside_tcp] = r(vec![s(front, d(&to_wp), "tcp", "", None, 2000.0)]);
+        results[half] = r(vec![
+            s(wp, d(&to_back), "tcp", "", None, 1800.0),
+            // The same query also returns direct hops' server-side reports: not counted.
+            s(front, d(&to_back), "tcp", "", None, 999.0),
+        ]);
+        let g = build_graph(&o, &plan, &results);
+        let mut ids: Vec<&str> = g.nodes.iter().map(|n| n.id.as_str()).collect();
+        ids.sort_unstable();
+        let (f, b) = if graph_type == "app" {
+            ("app_bookinfo_front", "app_bookinfo_back")
+        } else {
+            ("wl_bookinfo_front-v1", "wl_bookinfo_back-v1")
+        };
+        // The HTTP edge gets an injected service node; the hops next to the waypoint do not.
+        let mut want = [f, "svc_bookinfo_back", b, "wl_bookinfo_waypoint"];
+        want.sort_unstable();
+        assert_eq!(ids, want, "{graph_type}");
+        let mut edges: Vec<(&str, &str, &str, f64)> = g
+            .edges
+            .iter()
+            .map(|e| {
+                (
+                    e.source.as_str(),
+                    e.target.as_str(),
+                    e.protocol.as_str(),
+                    e.rates.http + e.rates.tcp,
+                )
+            })
+            .collect();
+        edges.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let mut want = [
+            (f, "svc_bookinfo_back", "http", 5.0),
+            ("svc_bookinfo_back", b, "http", 5.0),
+            (f, "wl_bookinfo_waypoint", "tcp", 2000.0),
+            ("wl_bookinfo_waypoint", b, "tcp", 1800.0),
+        ];
+        want.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        assert_eq!(edges, want, "{graph_type}");
+        let flag = |id: &str, k: &str| {
+            g.nodes.iter().find(|n| n.id.as_str() == id).is_some_and(|n| {
+                n.extra
+                    .iter()
+                    .any(|x| x.key.as_str() == k && x.value == plugin_api::Value::Bool(true))
+            })
+        };
+        assert!(
+            flag("wl_bookinfo_waypoint", IS_WAYPOINT) && flag("wl_bookinfo_waypoint", IS_AMBIENT)
+        );
+        assert!(flag(f, IS_AMBIENT) && flag(b, IS_AMBIENT) && !flag(f, IS_WAYPOINT));
+        assert!(!flag("svc_bookinfo_back", IS_AMBIENT));
+    }
+}
