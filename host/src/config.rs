@@ -45,8 +45,13 @@ pub struct ServerConfig {
     pub header_read_timeout: HumanDuration,
     /// A keep-alive connection with no request in flight is closed after this long.
     pub idle_timeout: HumanDuration,
-    /// Open connections at most; further clients wait in the kernel's accept queue.
+    /// Open connections at most; further clients wait in the kernel's accept queue. Each
+    /// may hold up to `max_header_bytes` of buffer: 1,000 × 32 KiB = 32 MiB, which fits the
+    /// Deployment's memory next to the answer cache.
     pub max_connections: usize,
+    /// Open connections from one client address (IPv6: one /64) at most; more are
+    /// answered 503 and closed at once.
+    pub max_connections_per_address: usize,
     /// Largest request line plus headers, in bytes (431 above it).
     pub max_header_bytes: usize,
     /// Most header fields in one request (431 above it).
@@ -68,7 +73,8 @@ impl Default for ServerConfig {
             drain_timeout: HumanDuration(Duration::from_secs(20)),
             header_read_timeout: HumanDuration(Duration::from_secs(10)),
             idle_timeout: HumanDuration(Duration::from_secs(60)),
-            max_connections: 10_000,
+            max_connections: 1_000,
+            max_connections_per_address: 200,
             max_header_bytes: 32 * 1024,
             max_headers: 100,
             http2: false,
@@ -470,6 +476,7 @@ impl Config {
         }
         for (key, n) in [
             ("server.max_connections", self.server.max_connections),
+            ("server.max_connections_per_address", self.server.max_connections_per_address),
             ("server.max_header_bytes", self.server.max_header_bytes),
             ("server.max_headers", self.server.max_headers),
         ] {

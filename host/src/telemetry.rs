@@ -186,25 +186,6 @@ pub async fn metrics_response(state: &crate::state::AppState) -> Response<Vec<u8
     resp
 }
 
-/// Serves `/metrics` (only) on `[server.metrics] port`, unauthenticated, until the process ends.
-pub async fn serve_metrics_port(
-    state: Arc<crate::state::AppState>,
-    ip: std::net::IpAddr,
-    port: u16,
-) -> std::io::Result<()> {
-    use warp::Filter;
-    let listener = crate::listener::bind(std::net::SocketAddr::new(ip, port))?;
-    let addr = listener.local_addr()?;
-    tracing::info!("meshlens metrics on http://{addr}/metrics");
-    println!("meshlens metrics on http://{addr}/metrics");
-    let route = warp::path("metrics").and(warp::path::end()).and(warp::get()).then(move || {
-        let state = state.clone();
-        async move { metrics_response(&state).await }
-    });
-    tokio::spawn(warp::serve(route).incoming(listener).run());
-    Ok(())
-}
-
 /// Sets up the log: `RUST_LOG` when set and valid, else `[log] level`; text or JSON lines on
 /// stderr, written by their own thread ([`crate::logwriter`]) so that no worker waits for
 /// the log's reader. Call [`crate::logwriter::flush`] before exiting.

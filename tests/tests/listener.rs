@@ -37,7 +37,9 @@ fn closed_by_server(mut s: &TcpStream, within: Duration) -> bool {
 
 #[test]
 fn idle_half_open_connections_do_not_lock_clients_out_and_are_closed() {
-    let m = start("header_read_timeout = \"2s\"\nmax_connections = 10000");
+    let m = start(
+        "header_read_timeout = \"2s\"\nmax_connections = 10000\nmax_connections_per_address = 10000",
+    );
     let idle: Vec<TcpStream> = (0..5000)
         .map(|i| TcpStream::connect(&m.addr).unwrap_or_else(|e| panic!("connection {i}: {e}")))
         .collect();
