@@ -637,11 +637,12 @@ impl Config {
 // figment's own text is precise ("invalid type: found string "x", expected u16 for key
 // "default.server.port""); strip its provider prefix so the key reads as written.
 fn figment_message(e: figment::Error) -> String {
+    use figment::error::{Actual, Kind};
     e.into_iter()
         .map(|err| {
             let key = err.path.join(".");
             let mut msg = err.kind.to_string();
-            if let figment::error::Kind::UnknownField(field, _) = &err.kind {
+            if let Kind::UnknownField(field, _) = &err.kind {
                 // figment's path sometimes ends with the field already.
                 let full = if key.is_empty() {
                     field.clone()
@@ -653,6 +654,34 @@ fn figment_message(e: figment::Error) -> String {
                 msg = format!("unknown key `{full}`");
                 return msg;
             }
+            // The value itself is never shown: it may be a secret (a password that reads
+            // as a number from MESHLENS_AUTH__PASSWORD was echoed in full).
+            match &err.kind {
+                Kind::InvalidType(actual, expected) | Kind::InvalidValue(actual, expected) => {
+                    let what = if matches!(err.kind, Kind::InvalidType(..)) {
+                        "invalid type"
+                    } else {
+                        "invalid value"
+                    };
+                    msg = format!("{what}: found {}, expected {expected}", value_kind(actual));
+                    let scalar = matches!(
+                        actual,
+                        Actual::Bool(_)
+                            | Actual::Unsigned(_)
+                            | Actual::Signed(_)
+                            | Actual::Float(_)
+                    );
+                    if scalar && expected.contains("string") {
+                        msg.push_str(
+                            " (from an environment variable, put text in double quotes: '\"...\"')",
+                        );
+                    }
+                }
+                Kind::UnknownVariant(_, expected) => {
+                    msg = format!("unknown value, expected one of {}", expected.join(", "));
+                }
+                _ => {}
+            }
             if !key.is_empty() {
                 msg = format!("`{key}`: {msg}");
             }
@@ -660,6 +689,22 @@ fn figment_message(e: figment::Error) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// What kind of value was found, without the value.
+fn value_kind(actual: &figment::error::Actual) -> &'static str {
+    use figment::error::Actual;
+    match actual {
+        Actual::Bool(_) => "a boolean",
+        Actual::Unsigned(_) | Actual::Signed(_) => "an integer",
+        Actual::Float(_) => "a number",
+        Actual::Char(_) | Actual::Str(_) => "a string",
+        Actual::Bytes(_) => "bytes",
+        Actual::Unit | Actual::Option => "an empty value",
+        Actual::Seq => "a list",
+        Actual::Map => "a table",
+        _ => "another kind of value",
+    }
 }
 
 #[cfg(test)]

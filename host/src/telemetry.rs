@@ -180,6 +180,8 @@ pub async fn metrics_response(state: &crate::state::AppState) -> Response<Vec<u8
     for (kind, count) in state.cluster.object_counts() {
         metrics().cluster_object_count(kind, count);
     }
+    // Read now: a hung backend never finishes the probe that would set it.
+    metrics().backend_up.set(i64::from(crate::lifecycle::backend_up(state)));
     let mut resp = Response::new(meshlens_telemetry::encode().into_bytes());
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(meshlens_telemetry::CONTENT_TYPE));

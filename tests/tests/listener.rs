@@ -365,7 +365,7 @@ fn probes_stay_fast_while_the_api_port_is_flooded() {
     let (mut own, mut failures) = (Vec::new(), Vec::new());
     let mut i = 0usize;
     while Instant::now() < until {
-        let path = if i % 2 == 0 { "/healthz" } else { "/ready" };
+        let path = if i.is_multiple_of(2) { "/healthz" } else { "/ready" };
         let started = Instant::now();
         match get_from("127.0.0.1", &probes, path, Duration::from_secs(2)) {
             Ok(a) if a.starts_with("HTTP/1.1 200") => own.push(started.elapsed()),
