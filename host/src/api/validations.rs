@@ -1,12 +1,13 @@
 //! objectValidations, namespaceValidations and serviceValidations: the cluster model is
 //! turned into a [`ValidationInput`] and handed to the validations crate.
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use meshlens_cluster::{ClusterState, mesh::CONFIG_LIST_KINDS};
 use meshlens_validations::{
     MeshObject, ObjectKind, ServiceInfo, ValidationError, ValidationInput, WorkloadInfo,
-    referenced_namespaces, validate_namespace, validate_object, validate_service,
+    gateway_namespaces, referenced_namespaces, validate_namespace, validate_object,
+    validate_service,
 };
 
 use crate::{
@@ -49,20 +50,20 @@ fn to_object(o: &meshlens_cluster::MeshObject) -> Option<MeshObject> {
 /// What validating namespace `ns` reads: its config objects, the Gateways and
 /// ServiceEntries of every namespace, and the Services, workloads and DestinationRules of
 /// the namespaces its objects point to. 404 when the namespace is not visible.
-fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError> {
-    let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
+fn input_for(
+    state: &ClusterState,
+    ns: &str,
+    hidden: BTreeSet<String>,
+) -> Result<ValidationInput, ApiError> {
+    state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
     let settings = state.settings();
     let mut input = ValidationInput {
         identity_domain: settings.identity_domain.clone(),
         app_label: settings.app_label.clone(),
+        hidden_namespaces: hidden,
         ..ValidationInput::default()
     };
-    input.objects = ns_state
-        .mesh
-        .iter()
-        .filter(|o| CONFIG_LIST_KINDS.contains(&o.kind))
-        .filter_map(|o| to_object(o))
-        .collect();
+    input.objects = own_objects(state, ns);
     let related = referenced_namespaces(ns, &input.objects, &input.identity_domain);
     for other in related.iter().filter(|n| n.as_str() != ns) {
         let drs = state.mesh_objects(meshlens_cluster::MeshKind::DestinationRule, other);
@@ -94,6 +95,40 @@ fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError
     Ok(input)
 }
 
+fn own_objects(state: &ClusterState, ns: &str) -> Vec<MeshObject> {
+    let Some(ns_state) = state.namespace(ns) else { return Vec::new() };
+    ns_state
+        .mesh
+        .iter()
+        .filter(|o| CONFIG_LIST_KINDS.contains(&o.kind))
+        .filter_map(|o| to_object(o))
+        .collect()
+}
+
+/// The namespaces a validation of `ns` could look into that the caller may not list:
+/// those its objects refer to and those holding Gateways. RBAC decides, not existence, so
+/// a namespace that does not exist reads like one that does. Empty when answers are not
+/// filtered per user.
+async fn hidden_namespaces(ctx: &Ctx, ns: &str) -> Result<BTreeSet<String>, ApiError> {
+    if !ctx.access.restricted() {
+        return Ok(BTreeSet::new());
+    }
+    let state: Arc<ClusterState> = ctx.state.cluster.state().await?;
+    let objects = own_objects(&state, ns);
+    let domain = state.settings().identity_domain.clone();
+    let mut candidates = referenced_namespaces(ns, &objects, &domain);
+    candidates.extend(gateway_namespaces(ns, &objects));
+    candidates.extend(
+        state
+            .mesh_objects_everywhere(meshlens_cluster::MeshKind::Gateway)
+            .map(|g| g.namespace().to_string()),
+    );
+    candidates.remove(ns);
+    let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    let visible = ctx.access.visible(&names).await?;
+    Ok(candidates.iter().zip(visible).filter(|(_, v)| !v).map(|(n, _)| n.clone()).collect())
+}
+
 impl From<ValidationError> for ApiError {
     fn from(e: ValidationError) -> Self {
         match e {
@@ -123,9 +158,11 @@ where
 fn namespace_validations(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?.to_string();
-        let out =
-            with_state(&ctx, move |state| Ok(validate_namespace(&ns, &input_for(state, &ns)?)))
-                .await?;
+        let hidden = hidden_namespaces(&ctx, &ns).await?;
+        let out = with_state(&ctx, move |state| {
+            Ok(validate_namespace(&ns, &input_for(state, &ns, hidden)?))
+        })
+        .await?;
         Reply::json(&out)
     })
 }
@@ -143,8 +180,9 @@ fn object_validations(ctx: Ctx) -> HandlerFuture {
             }
             .into());
         }
+        let hidden = hidden_namespaces(&ctx, &ns).await?;
         let out = with_state(&ctx, move |state| {
-            Ok(validate_object(&ns, &object_type, &object, &input_for(state, &ns)?)?)
+            Ok(validate_object(&ns, &object_type, &object, &input_for(state, &ns, hidden)?)?)
         })
         .await?;
         Reply::json(&out)
@@ -155,8 +193,9 @@ fn service_validations(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?.to_string();
         let service = ctx.path("service")?.to_string();
+        let hidden = hidden_namespaces(&ctx, &ns).await?;
         let out = with_state(&ctx, move |state| {
-            Ok(validate_service(&ns, &service, &input_for(state, &ns)?)?)
+            Ok(validate_service(&ns, &service, &input_for(state, &ns, hidden)?)?)
         })
         .await?;
         Reply::json(&out)

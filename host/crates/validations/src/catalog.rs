@@ -30,7 +30,7 @@ const fn rule(key: &'static str, message: &'static str, severity: Severity) -> R
     Rule { key, message, severity }
 }
 
-use Severity::{Error, Warning};
+use Severity::{Error, Info, Warning};
 
 /// DestinationRules sharing a host and subset.
 pub const DR_MULTI_MATCH: Rule = rule(
@@ -96,8 +96,16 @@ pub const VS_DESTINATION_MANDATORY: Rule = rule(
 pub const VS_SUBSET_NOT_FOUND: Rule =
     rule("virtualservices.subsetpresent.subsetnotfound", "Subset not found", Warning);
 
+/// A reference (Service host, subset, Gateway) into a namespace the caller may not list:
+/// the same answer whether or not the target exists there.
+pub const UNVERIFIABLE: Rule = rule(
+    "validation.unable.cross-namespace",
+    "Unable to verify the validity: the reference points into a namespace you may not list",
+    Info,
+);
+
 /// Every rule, for documentation and tests.
-pub const ALL: [Rule; 14] = [
+pub const ALL: [Rule; 15] = [
     DR_MULTI_MATCH,
     DR_NO_WORKLOAD,
     DR_SUBSET_LABELS,
@@ -112,4 +120,5 @@ pub const ALL: [Rule; 14] = [
     VS_SINGLE_HOST,
     VS_DESTINATION_MANDATORY,
     VS_SUBSET_NOT_FOUND,
+    UNVERIFIABLE,
 ];

@@ -29,6 +29,7 @@ pub(crate) struct Index<'a> {
     pub all_gateways: Vec<&'a MeshObject>,
     by_kind_ns: HashMap<ObjectKind, HashMap<&'a str, Vec<&'a MeshObject>>>,
     drs_by_host: HashMap<HostKey, Vec<&'a MeshObject>>,
+    hidden: &'a std::collections::BTreeSet<String>,
 }
 
 impl<'a> Index<'a> {
@@ -46,11 +47,15 @@ impl<'a> Index<'a> {
             all_gateways: Vec::new(),
             by_kind_ns: HashMap::new(),
             drs_by_host: HashMap::new(),
+            hidden: &input.hidden_namespaces,
         };
-        for s in &input.services {
+        // What hidden namespaces hold is left out whole, whatever the caller handed in:
+        // no check may depend on it. (ServiceEntries are hosts, not namespaced references.)
+        let shown = |ns: &str| !input.hidden_namespaces.contains(ns);
+        for s in input.services.iter().filter(|s| shown(&s.namespace)) {
             idx.services.entry(s.namespace.as_str()).or_default().insert(s.name.as_str(), s);
         }
-        for w in &input.workloads {
+        for w in input.workloads.iter().filter(|w| shown(&w.namespace)) {
             if let Some(app) = w.labels.get(idx.app_label) {
                 idx.workloads_by_app
                     .entry((w.namespace.as_str(), app.as_str()))
@@ -59,7 +64,11 @@ impl<'a> Index<'a> {
             }
         }
         let mut seen_objects = HashSet::new();
-        for o in &input.objects {
+        for o in input
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjectKind::ServiceEntry || shown(&o.namespace))
+        {
             // An object listed twice would otherwise look like two conflicting objects.
             if !seen_objects.insert((o.kind, o.namespace.as_str(), o.name.as_str())) {
                 continue;
@@ -90,8 +99,12 @@ impl<'a> Index<'a> {
                 _ => {}
             }
         }
-        let gateways =
-            input.objects.iter().filter(|o| o.kind == ObjectKind::Gateway).chain(&input.gateways);
+        let gateways = input
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjectKind::Gateway)
+            .chain(&input.gateways)
+            .filter(|g| shown(&g.namespace));
         for g in gateways {
             if idx.gateway_names.insert((g.namespace.as_str(), g.name.as_str())) {
                 idx.all_gateways.push(g);
@@ -108,6 +121,11 @@ impl<'a> Index<'a> {
             }
         }
         idx
+    }
+
+    /// Whether `ns` is a namespace the caller may not list (its content is not indexed).
+    pub fn hidden(&self, ns: &str) -> bool {
+        self.hidden.contains(ns)
     }
 
     /// Objects of `kind` in namespace `ns`, in input order.

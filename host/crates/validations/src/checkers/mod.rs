@@ -6,7 +6,7 @@
 
 mod destination_rule;
 mod gateway;
-mod virtual_service;
+pub(crate) mod virtual_service;
 
 use crate::index::Index;
 use crate::model::{Check, MeshObject, ObjectKind, TypedMeshValidations, Validation};
