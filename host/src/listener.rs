@@ -169,11 +169,10 @@ where
         };
         let Some(address_slot) = per_address.enter(peer.ip()) else {
             tracing::debug!(%peer, "refused: server.max_connections_per_address reached");
-            if tls.is_none() {
-                // One try, never waiting: the client learns why instead of seeing a reset.
-                let _ = stream.try_write(REFUSED_PER_ADDRESS);
-            }
             drop(permit);
+            if tls.is_none() {
+                tokio::spawn(refuse(stream));
+            }
             continue;
         };
         let _ = stream.set_nodelay(true);
@@ -213,6 +212,21 @@ where
         Ok(_) => 0,
         Err(_) => limits.max_connections - slots.available_permits(),
     }
+}
+
+/// Answers a connection past `server.max_connections_per_address` with a 503 and closes it,
+/// within 200 ms whatever the client does. The request is read and dropped first: closing
+/// with it unread would reset the connection, and the client would never see the answer.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = tokio::time::timeout(Duration::from_millis(200), async {
+        stream.write_all(REFUSED_PER_ADDRESS).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 1024];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<(), io::Error>(())
+    })
+    .await;
 }
 
 /// Serves one connection until it ends, its watchdog fires, or the drain closes it.
