@@ -1,7 +1,9 @@
 //! The hardened listener through the real binary: half-open and slow connections are closed
 //! after `server.header_read_timeout` without locking other clients out, idle keep-alive
 //! connections after `server.idle_timeout`, oversized heads get 431, HTTP/2 only when
-//! switched on, and HTTPS with a certificate made here.
+//! switched on, HTTPS with a certificate made here, the per-address connection cap, and the
+//! probe port (`[server.metrics] port`): behind the same limits, and fast while wrk floods
+//! the API port.
 
 use std::{
     io::{ErrorKind, Read, Write},
