@@ -203,7 +203,7 @@ SAMPLE = {"type": "array", "minItems": 2, "maxItems": 2,
           "items": {"description": "unix seconds (a number), then the value (a string)"}}
 SERIES = obj({"matrix": arr(obj({"metric": mp(S), "values": arr(SAMPLE)}))})
 VALIDATION = obj({"name": S, "objectType": S, "valid": B,
-                  "checks": arr(obj({"message": S, "severity": {"type": "string", "enum": ["error", "warning"]}, "path": S,
+                  "checks": arr(obj({"message": S, "severity": {"type": "string", "enum": ["error", "warning", "info"]}, "path": S,
                                      "code": {"type": "string", "description": "Kiali's KIA code; only on the checks of "
                                               "AuthorizationPolicy, PeerAuthentication, RequestAuthentication, Sidecar "
                                               "and the Gateway API kinds."}},

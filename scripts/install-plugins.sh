@@ -10,6 +10,9 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/target/$profile"
 dst="$src/plugins"
 mkdir -p "$dst"
+# meshlens refuses plugins its group or others could replace: whatever the umask, the folder
+# and the files are writable by their owner only.
+chmod 0755 "$dst"
 rm -f "$dst"/*.so "$dst"/*.dylib "$dst"/*.dll
 case "$(uname -s)" in Darwin) ext=dylib ;; *) ext=so ;; esac
 count=0
@@ -20,7 +23,7 @@ for dir in "$root"/plugins/appender-* "$root"/plugins/metrics-* "$root"/plugins/
   if [ "$only" != "  " ] && [[ "$only" != *" $(basename "$dir") "* ]]; then continue; fi
   name="$(basename "$dir" | tr '-' '_')"
   lib="$src/lib$name.$ext"
-  if [ -f "$lib" ]; then cp "$lib" "$dst/"; count=$((count + 1)); else echo "missing $lib (build first)" >&2; exit 1; fi
+  if [ -f "$lib" ]; then install -m 0755 "$lib" "$dst/"; count=$((count + 1)); else echo "missing $lib (build first)" >&2; exit 1; fi
 done
 # A package named that is not a bundled plugin is a mistake, not something to skip.
 if [ $# -gt 0 ] && [ "$count" -ne $# ]; then echo "asked for $# plugins, installed $count: $*" >&2; exit 1; fi

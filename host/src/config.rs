@@ -45,8 +45,13 @@ pub struct ServerConfig {
     pub header_read_timeout: HumanDuration,
     /// A keep-alive connection with no request in flight is closed after this long.
     pub idle_timeout: HumanDuration,
-    /// Open connections at most; further clients wait in the kernel's accept queue.
+    /// Open connections at most; further clients wait in the kernel's accept queue. Each
+    /// may hold up to `max_header_bytes` of buffer: 1,000 × 32 KiB = 32 MiB, which fits the
+    /// Deployment's memory next to the answer cache.
     pub max_connections: usize,
+    /// Open connections from one client address (IPv6: one /64) at most; more are
+    /// answered 503 and closed at once.
+    pub max_connections_per_address: usize,
     /// Largest request line plus headers, in bytes (431 above it).
     pub max_header_bytes: usize,
     /// Most header fields in one request (431 above it).
@@ -68,7 +73,8 @@ impl Default for ServerConfig {
             drain_timeout: HumanDuration(Duration::from_secs(20)),
             header_read_timeout: HumanDuration(Duration::from_secs(10)),
             idle_timeout: HumanDuration(Duration::from_secs(60)),
-            max_connections: 10_000,
+            max_connections: 1_000,
+            max_connections_per_address: 200,
             max_header_bytes: 32 * 1024,
             max_headers: 100,
             http2: false,
@@ -506,6 +512,7 @@ impl Config {
         }
         for (key, n) in [
             ("server.max_connections", self.server.max_connections),
+            ("server.max_connections_per_address", self.server.max_connections_per_address),
             ("server.max_header_bytes", self.server.max_header_bytes),
             ("server.max_headers", self.server.max_headers),
         ] {
@@ -704,11 +711,12 @@ impl Config {
 // figment's own text is precise ("invalid type: found string "x", expected u16 for key
 // "default.server.port""); strip its provider prefix so the key reads as written.
 fn figment_message(e: figment::Error) -> String {
+    use figment::error::{Actual, Kind};
     e.into_iter()
         .map(|err| {
             let key = err.path.join(".");
             let mut msg = err.kind.to_string();
-            if let figment::error::Kind::UnknownField(field, _) = &err.kind {
+            if let Kind::UnknownField(field, _) = &err.kind {
                 // figment's path sometimes ends with the field already.
                 let full = if key.is_empty() {
                     field.clone()
@@ -719,6 +727,34 @@ fn figment_message(e: figment::Error) -> String {
                 };
                 msg = format!("unknown key `{full}`");
                 return msg;
+            }
+            // The value itself is never shown: it may be a secret (a password that reads
+            // as a number from MESHLENS_AUTH__PASSWORD was echoed in full).
+            match &err.kind {
+                Kind::InvalidType(actual, expected) | Kind::InvalidValue(actual, expected) => {
+                    let what = if matches!(err.kind, Kind::InvalidType(..)) {
+                        "invalid type"
+                    } else {
+                        "invalid value"
+                    };
+                    msg = format!("{what}: found {}, expected {expected}", value_kind(actual));
+                    let scalar = matches!(
+                        actual,
+                        Actual::Bool(_)
+                            | Actual::Unsigned(_)
+                            | Actual::Signed(_)
+                            | Actual::Float(_)
+                    );
+                    if scalar && expected.contains("string") {
+                        msg.push_str(
+                            " (from an environment variable, put text in double quotes: '\"...\"')",
+                        );
+                    }
+                }
+                Kind::UnknownVariant(_, expected) => {
+                    msg = format!("unknown value, expected one of {}", expected.join(", "));
+                }
+                _ => {}
             }
             if !key.is_empty() {
                 msg = format!("`{key}`: {msg}");
@@ -735,6 +771,22 @@ pub fn parse_cidr(text: &str) -> Option<ipnet::IpNet> {
     text.parse::<ipnet::IpNet>()
         .ok()
         .or_else(|| text.parse::<std::net::IpAddr>().ok().map(ipnet::IpNet::from))
+}
+
+/// What kind of value was found, without the value.
+fn value_kind(actual: &figment::error::Actual) -> &'static str {
+    use figment::error::Actual;
+    match actual {
+        Actual::Bool(_) => "a boolean",
+        Actual::Unsigned(_) | Actual::Signed(_) => "an integer",
+        Actual::Float(_) => "a number",
+        Actual::Char(_) | Actual::Str(_) => "a string",
+        Actual::Bytes(_) => "bytes",
+        Actual::Unit | Actual::Option => "an empty value",
+        Actual::Seq => "a list",
+        Actual::Map => "a table",
+        _ => "another kind of value",
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod listener;
 pub mod logwriter;
 pub mod metrics_engine;
 pub mod plugins;
+pub mod probe_port;
 pub mod router;
 pub mod server;
 pub mod state;

@@ -1,7 +1,9 @@
-//! Liveness, readiness and the backend status that `/status` and `/ready` read.
+//! Liveness, readiness and the backend status that `/status` and `/metrics` read.
 //!
 //! Neither probe waits on anything: the backend's status is asked in the background every
 //! `metrics.status_interval` and kept here, so a hung Prometheus slows no request.
+//! Readiness is this replica's own state only: a backend outage is shared by every
+//! replica, and following it would take all endpoints away from pages that never need it.
 
 use std::{
     sync::{
@@ -30,10 +32,16 @@ pub struct BackendSeen {
 #[derive(Default)]
 pub struct Lifecycle {
     draining: AtomicBool,
+    listening: AtomicBool,
     backend: Mutex<BackendSeen>,
 }
 
 impl Lifecycle {
+    /// The API port is bound and accepting.
+    pub fn set_listening(&self) {
+        self.listening.store(true, Ordering::SeqCst);
+    }
+
     /// From now on `/ready` answers 503 (the first SIGTERM).
     pub fn begin_drain(&self) {
         self.draining.store(true, Ordering::SeqCst);
@@ -77,28 +85,55 @@ pub fn spawn_status_refresh(state: std::sync::Arc<AppState>) {
                 tracing::debug!(error = %e, "metrics backend status probe failed");
             }
             state.lifecycle.record(outcome);
+            crate::telemetry::metrics().backend_up.set(i64::from(backend_up(&state)));
         }
     });
 }
 
-/// `Ok` when the service should get traffic, or why not.
+/// `Ok` when this replica should get traffic, or why not: it listens, its plugins are
+/// loaded (they are before the state exists), its home cluster's caches have synced, and
+/// it is not draining. The metrics backend is not looked at (see the module comment);
+/// the reasons name no URL and carry no error text, as the probe is unauthenticated.
 pub fn readiness(state: &AppState) -> Result<(), String> {
     if state.lifecycle.draining() {
         return Err("shutting down".into());
     }
+    if !state.lifecycle.listening.load(Ordering::SeqCst) {
+        return Err("not listening yet".into());
+    }
     if !state.cluster.synced() {
         return Err("the Kubernetes caches have not synced yet".into());
     }
+    Ok(())
+}
+
+/// Whether the backend answered its status probe within `metrics.stale_after`.
+pub fn backend_up(state: &AppState) -> bool {
+    let stale_after = state.config.metrics.stale_after.0;
+    state.lifecycle.backend().answered.is_some_and(|t| t.elapsed() <= stale_after)
+}
+
+/// The `/status` warning while the backend has not answered its status probe within
+/// `metrics.stale_after` (`None` while it has). `detailed` adds the probe's error text,
+/// for authenticated callers only.
+pub fn backend_warning(state: &AppState, detailed: bool) -> Option<String> {
     let seen = state.lifecycle.backend();
     let stale_after = state.config.metrics.stale_after.0;
-    let why = seen.error.as_deref().unwrap_or("no answer yet");
+    let why = match (&seen.error, detailed) {
+        (Some(e), true) => format!(": {e}"),
+        _ => String::new(),
+    };
     match seen.answered {
-        None => Err(format!("the metrics backend has not answered yet: {why}")),
-        Some(t) if t.elapsed() > stale_after => Err(format!(
-            "the metrics backend has not answered for {}s: {why}",
+        None if seen.error.is_some() => {
+            Some(format!("the metrics backend has not answered yet{why}"))
+        }
+        // Not probed yet: nothing to warn about.
+        None => None,
+        Some(t) if t.elapsed() > stale_after => Some(format!(
+            "the metrics backend has not answered for {}s{why}",
             t.elapsed().as_secs()
         )),
-        Some(_) => Ok(()),
+        Some(_) => None,
     }
 }
 

@@ -6,9 +6,10 @@
 //! each connection gets a small watchdog ([`Activity`]) instead.
 
 use std::{
+    collections::HashMap,
     convert::Infallible,
     io,
-    net::SocketAddr,
+    net::{IpAddr, SocketAddr},
     pin::Pin,
     sync::{Arc, Mutex},
     task::{Context, Poll},
@@ -38,6 +39,7 @@ pub struct Limits {
     pub header_read_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_connections: usize,
+    pub max_connections_per_address: usize,
     pub drain_timeout: Duration,
     builder: auto::Builder<TokioExecutor>,
 }
@@ -64,6 +66,7 @@ impl Limits {
             header_read_timeout: cfg.header_read_timeout.0,
             idle_timeout: cfg.idle_timeout.0,
             max_connections: cfg.max_connections,
+            max_connections_per_address: cfg.max_connections_per_address,
             drain_timeout: cfg.drain_timeout.0,
             builder,
         }
@@ -145,6 +148,7 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let per_address = Arc::new(PerAddress::new(limits.max_connections_per_address));
     loop {
         let permit = tokio::select! {
             p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
@@ -162,6 +166,14 @@ where
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
+        };
+        let Some(address_slot) = per_address.enter(peer.ip()) else {
+            tracing::debug!(%peer, "refused: server.max_connections_per_address reached");
+            drop(permit);
+            if tls.is_none() {
+                tokio::spawn(refuse(stream));
+            }
+            continue;
         };
         let _ = stream.set_nodelay(true);
         let (tls, limits, service, stop) =
@@ -188,6 +200,7 @@ where
                     }
                 }
             }
+            drop(address_slot);
             drop(permit);
         });
     }
@@ -199,6 +212,21 @@ where
         Ok(_) => 0,
         Err(_) => limits.max_connections - slots.available_permits(),
     }
+}
+
+/// Answers a connection past `server.max_connections_per_address` with a 503 and closes it,
+/// within 200 ms whatever the client does. The request is read and dropped first: closing
+/// with it unread would reset the connection, and the client would never see the answer.
+async fn refuse(mut stream: tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = tokio::time::timeout(Duration::from_millis(200), async {
+        stream.write_all(REFUSED_PER_ADDRESS).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 1024];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<(), io::Error>(())
+    })
+    .await;
 }
 
 /// Serves one connection until it ends, its watchdog fires, or the drain closes it.
@@ -262,6 +290,69 @@ async fn serve<IO, S, B>(
 }
 
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
+
+/// The whole answer to a connection past `server.max_connections_per_address`.
+const REFUSED_PER_ADDRESS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nX-Content-Type-Options: nosniff\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: 72\r\n\r\n{\"code\":503,\"message\":\"too many connections from this client's address\"}";
+
+/// Open connections per client address, so that one client cannot take every slot of
+/// `server.max_connections`. IPv6 clients are counted by /64 (one host gets a whole /64
+/// and can pick any address in it). Entries exist only while connections are open, so the
+/// map holds at most `max_connections` of them.
+struct PerAddress {
+    cap: usize,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection's place in [`PerAddress`]; gives it back when dropped.
+struct AddressSlot {
+    table: Arc<PerAddress>,
+    key: IpAddr,
+}
+
+impl PerAddress {
+    fn new(cap: usize) -> PerAddress {
+        PerAddress { cap, open: Mutex::new(HashMap::new()) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn enter(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
+        let key = address_key(ip);
+        let mut open = self.lock();
+        let n = open.entry(key).or_insert(0);
+        if *n >= self.cap {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot { table: self.clone(), key })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.table.lock();
+        if let Some(n) = open.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// The key a client address is counted under: IPv4 as is (also when mapped into IPv6),
+/// IPv6 by its /64.
+pub fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !((1u128 << 64) - 1))),
+        },
+    }
+}
 
 /// What a connection is doing, for its watchdog.
 struct Activity {
@@ -432,5 +523,43 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refusal_is_a_complete_answer() {
+        let text = std::str::from_utf8(REFUSED_PER_ADDRESS).expect("ASCII");
+        let (head, body) = text.split_once("\r\n\r\n").expect("head and body");
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Content-Length: "))
+            .and_then(|v| v.parse().ok())
+            .expect("Content-Length");
+        assert_eq!(length, body.len());
+        let v: serde_json::Value = serde_json::from_str(body).expect("JSON body");
+        assert_eq!(v["code"], 503);
+    }
+
+    #[test]
+    fn ipv6_clients_count_by_slash_64_and_slots_are_given_back() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().unwrap();
+        let other: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(address_key(a), address_key(b));
+        assert_ne!(address_key(a), address_key(other));
+        let mapped: IpAddr = "::ffff:127.0.0.2".parse().unwrap();
+        assert_eq!(address_key(mapped), "127.0.0.2".parse::<IpAddr>().unwrap());
+
+        let table = Arc::new(PerAddress::new(2));
+        let one = table.enter(a).expect("first");
+        let _two = table.enter(b).expect("second");
+        assert!(table.enter(a).is_none(), "a third from the same /64");
+        assert!(table.enter(other).is_some(), "another /64 has its own count");
+        drop(one);
+        assert!(table.enter(a).is_some(), "a closed connection gives its place back");
     }
 }

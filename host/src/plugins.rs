@@ -80,6 +80,10 @@ impl Registry {
     pub fn load(dirs: &[PathBuf]) -> Result<Registry, RegistryError> {
         let mut reg = Registry::default();
         for dir in dirs {
+            if let Err(reason) = permissions::judge(dir, permissions::What::Folder) {
+                reg.refuse(dir, reason);
+                continue;
+            }
             let entries = match std::fs::read_dir(dir) {
                 Ok(e) => e,
                 Err(e) => {
@@ -108,6 +112,11 @@ impl Registry {
     }
 
     fn load_file(&mut self, path: &Path) -> Result<(), RegistryError> {
+        // Before the library is opened: opening it runs its code.
+        if let Err(reason) = permissions::judge(path, permissions::What::File) {
+            self.refuse(path, reason);
+            return Ok(());
+        }
         let module =
             match lib_header_from_path(path).and_then(|h| h.init_root_module::<PluginMod_Ref>()) {
                 Ok(m) => m,
@@ -220,6 +229,55 @@ impl Registry {
                 .map(|c| (c.name.clone(), c.library.path.clone()))
                 .collect(),
         }
+    }
+}
+
+/// Who may change a plugin: a library someone else can replace runs its code in this
+/// process at the next start. Only the file and the folder that holds it are judged
+/// (an ancestor such as /tmp, world-writable with the sticky bit, cannot swap either).
+mod permissions {
+    use std::path::Path;
+
+    #[derive(Clone, Copy, PartialEq)]
+    pub enum What {
+        File,
+        Folder,
+    }
+
+    /// `Err(reason)` when `path` is writable by its group or by others (a folder with the
+    /// sticky bit excepted: others cannot replace what they do not own in it), or is owned
+    /// by neither this process's user nor root.
+    #[cfg(unix)]
+    pub fn judge(path: &Path, what: What) -> Result<(), String> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = std::fs::metadata(path) else {
+            // Not there or unreadable: the folder scan or the loader says so.
+            return Ok(());
+        };
+        let me = rustix::process::geteuid().as_raw();
+        let noun = if what == What::Folder { "plugin folder" } else { "plugin file" };
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(format!(
+                "{noun} is owned by uid {}, neither this process's user (uid {me}) nor root",
+                meta.uid()
+            ));
+        }
+        let mode = meta.mode() & 0o7777;
+        let sticky = what == What::Folder && mode & 0o1000 != 0;
+        if mode & 0o022 != 0 && !sticky {
+            let who = match (mode & 0o020 != 0, mode & 0o002 != 0) {
+                (true, true) => "its group and by others",
+                (true, false) => "its group",
+                _ => "others",
+            };
+            return Err(format!("{noun} is writable by {who} (mode {mode:04o})"));
+        }
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    pub fn judge(_path: &Path, _what: What) -> Result<(), String> {
+        Ok(())
     }
 }
 

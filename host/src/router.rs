@@ -197,7 +197,7 @@ impl Router {
             crate::console::intercept(&self.web_root, &method, &split(path), &headers)
         {
             scope.set_operation("console");
-            resp
+            console_headers(resp)
         } else {
             match scope
                 .clone()
@@ -226,6 +226,7 @@ impl Router {
                 .headers_mut()
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
+        common_headers(response.headers_mut());
         telemetry::finish(&scope, method.as_str(), path, response.status(), started.elapsed());
         response
     }
@@ -323,6 +324,23 @@ impl Router {
         }
         Some(parts)
     }
+}
+
+/// The console's policy: its scripts, styles, images and workers come from its own files
+/// (no inline code, no `eval`, no third-party host), it connects only to its own API, and
+/// no other site may frame it (clickjacking).
+pub const CONSOLE_CSP: &str = "default-src 'self'; base-uri 'self'; form-action 'self'; object-src 'none'; frame-ancestors 'none'";
+
+fn console_headers(mut resp: warp::http::Response<Vec<u8>>) -> warp::http::Response<Vec<u8>> {
+    resp.headers_mut()
+        .insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONSOLE_CSP));
+    resp
+}
+
+/// Headers every answer carries, on every port: browsers must not guess a type other than
+/// the one sent (a JSON error echoing a name must never be run as a script or page).
+pub fn common_headers(h: &mut HeaderMap) {
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
 }
 
 fn split(path: &str) -> Vec<String> {

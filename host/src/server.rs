@@ -32,8 +32,11 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     let addr = tcp.local_addr()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     tracing::info!("meshlens listening on {scheme}://{addr}");
+    state.lifecycle.set_listening();
     if let Some(port) = state.config.server.metrics.port {
-        crate::telemetry::serve_metrics_port(state.clone(), ip, port).await?;
+        let probes = crate::probe_port::start(state.clone(), ip, port)?;
+        tracing::info!("meshlens metrics on http://{probes}/metrics (also /healthz and /ready)");
+        println!("meshlens metrics on http://{probes}/metrics");
     }
     // Also on stdout, one line, for scripts and tests that start the binary.
     println!("meshlens listening on {scheme}://{addr}");

@@ -180,29 +180,12 @@ pub async fn metrics_response(state: &crate::state::AppState) -> Response<Vec<u8
     for (kind, count) in state.cluster.object_counts() {
         metrics().cluster_object_count(kind, count);
     }
+    // Read now: a hung backend never finishes the probe that would set it.
+    metrics().backend_up.set(i64::from(crate::lifecycle::backend_up(state)));
     let mut resp = Response::new(meshlens_telemetry::encode().into_bytes());
     resp.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(meshlens_telemetry::CONTENT_TYPE));
     resp
-}
-
-/// Serves `/metrics` (only) on `[server.metrics] port`, unauthenticated, until the process ends.
-pub async fn serve_metrics_port(
-    state: Arc<crate::state::AppState>,
-    ip: std::net::IpAddr,
-    port: u16,
-) -> std::io::Result<()> {
-    use warp::Filter;
-    let listener = crate::listener::bind(std::net::SocketAddr::new(ip, port))?;
-    let addr = listener.local_addr()?;
-    tracing::info!("meshlens metrics on http://{addr}/metrics");
-    println!("meshlens metrics on http://{addr}/metrics");
-    let route = warp::path("metrics").and(warp::path::end()).and(warp::get()).then(move || {
-        let state = state.clone();
-        async move { metrics_response(&state).await }
-    });
-    tokio::spawn(warp::serve(route).incoming(listener).run());
-    Ok(())
 }
 
 /// Sets up the log: `RUST_LOG` when set and valid, else `[log] level`; text or JSON lines on

@@ -116,7 +116,14 @@ fn main() {
     let seconds: u64 =
         std::env::var("MESHLENS_LOAD_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     let mesh = TestMesh::new(NAMESPACES, WORKLOADS);
-    let m = mesh.meshlens_with_env("", integration_tests::server::DEPLOYED_ALLOCATOR_ENV);
+    // The deployed allocator settings, and connection caps above the defaults (1,000 open,
+    // 200 per address) so that wrk's 2,000 connections from one address all open.
+    let mut env = integration_tests::server::DEPLOYED_ALLOCATOR_ENV.to_vec();
+    env.extend([
+        ("MESHLENS_SERVER__MAX_CONNECTIONS", "4000"),
+        ("MESHLENS_SERVER__MAX_CONNECTIONS_PER_ADDRESS", "4000"),
+    ]);
+    let m = mesh.meshlens_with_env("", &env);
     let warm = m.get(&mesh.graph_path());
     assert_eq!(warm.status, 200, "warm-up: {}", warm.text());
     println!(

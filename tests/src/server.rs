@@ -129,6 +129,13 @@ pub fn plugin_dir(packages: &[&str]) -> tempfile::TempDir {
         let src = plugin_library(p);
         let dst = dir.path().join(src.file_name().expect("file name"));
         std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+        // meshlens refuses a library its group could replace; a umask of 002 would make one.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755))
+                .unwrap_or_else(|e| panic!("chmod {}: {e}", dst.display()));
+        }
     }
     dir
 }

@@ -126,13 +126,19 @@ async fn export_file(c: &Client, format: &str) -> Value {
         c,
         "if (!window.__exports) {
            window.__exports = [];
+           // The blob behind each object URL: the console's CSP (connect-src 'self') lets
+           // no script fetch a blob: URL, so the page's own Blob is read instead.
+           const blobs = new Map();
+           const objectUrl = URL.createObjectURL.bind(URL);
+           URL.createObjectURL = (b) => { const u = objectUrl(b); blobs.set(u, b); return u; };
            document.addEventListener('click', (e) => {
              const a = e.target.closest && e.target.closest('a[download]');
              if (!a) return;
              e.preventDefault();
              const rec = { name: a.download };
              window.__exports.push(rec);
-             fetch(a.href).then((r) => r.blob()).then(async (b) => {
+             const blob = blobs.get(a.href);
+             (blob ? Promise.resolve(blob) : Promise.reject(new Error('no blob for ' + a.href))).then(async (b) => {
                rec.type = b.type; rec.size = b.size;
                if (b.type === 'image/png') {
                  rec.head = Array.from(new Uint8Array(await b.arrayBuffer()).slice(0, 8));

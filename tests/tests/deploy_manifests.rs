@@ -164,25 +164,33 @@ fn ports_probes_paths_and_names_agree() {
         }
         IntOrString::Int(i) => assert_eq!(i64::from(*i), port),
     };
+    // The probes and the scrape go to the probe port (`[server.metrics] port`), served on
+    // its own thread so that a flooded API port cannot fail them.
+    let probe_port = cfg["server"]["metrics"]["port"].as_integer().expect("server.metrics.port");
+    let pport = c
+        .ports
+        .as_ref()
+        .and_then(|p| p.iter().find(|p| i64::from(p.container_port) == probe_port))
+        .expect("a container port for server.metrics.port");
     let live =
         c.liveness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("liveness httpGet");
     let ready =
         c.readiness_probe.as_ref().and_then(|p| p.http_get.as_ref()).expect("readiness httpGet");
     assert_eq!(live.path.as_deref(), Some("/healthz"));
     assert_eq!(ready.path.as_deref(), Some("/ready"));
-    named(&live.port);
-    named(&ready.port);
+    for probe in [&live.port, &ready.port] {
+        assert_eq!(probe, &IntOrString::String(pport.name.clone().expect("named probe port")));
+    }
     let svc_port =
         &m.service.spec.as_ref().and_then(|s| s.ports.as_ref()).expect("service ports")[0];
     named(svc_port.target_port.as_ref().expect("targetPort"));
 
-    // Scrape annotations point at the served port and /metrics below web_root.
+    // Scrape annotations point at the probe port's /metrics (it has no web root).
     let tmpl = m.deployment.spec.as_ref().map(|s| &s.template).expect("template");
     let ann = tmpl.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default();
     assert_eq!(ann.get("prometheus.io/scrape").map(String::as_str), Some("true"));
-    assert_eq!(ann.get("prometheus.io/port"), Some(&port.to_string()));
-    let web_root = cfg["server"]["web_root"].as_str().unwrap_or("/");
-    assert_eq!(ann.get("prometheus.io/path"), Some(&format!("{web_root}metrics")));
+    assert_eq!(ann.get("prometheus.io/port"), Some(&probe_port.to_string()));
+    assert_eq!(ann.get("prometheus.io/path").map(String::as_str), Some("/metrics"));
 
     // Selectors pick the template's labels.
     let labels = tmpl.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
@@ -275,6 +283,8 @@ fn ports_probes_paths_and_names_agree() {
         Some(vec!["ALL".to_string()])
     );
     assert!(lines.iter().any(|l| l == &format!("EXPOSE {port}")));
+    let probe_port = cfg["server"]["metrics"]["port"].as_integer().expect("probe port");
+    assert!(lines.iter().any(|l| l == &format!("EXPOSE {probe_port}")));
     assert!(
         lines.iter().any(|l| l.starts_with("FROM debian:") && l.ends_with("-slim")),
         "Debian slim runtime"
@@ -406,4 +416,51 @@ fn install_plugins_copies_exactly_the_packages_named() {
     assert_eq!(installed, expected);
     assert!(!typo.status.success(), "an unknown package name is refused");
     assert!(all.status.success() && all_count == BUNDLED.len(), "no names: every bundled plugin");
+}
+
+/// The replica's measured peak (release, `cluster` benchmark, image plugins): the README's
+/// and deployment.yaml's figure.
+const MEASURED_PEAK_MIB: u64 = 65;
+
+/// The memory limit holds the measured peak, the answer cache's bound and every
+/// connection's header buffer at the configured caps (the Deployment's config over the
+/// defaults). With the former default of 10,000 connections, their buffers alone could take
+/// 312 MiB of the 192 MiB limit.
+#[test]
+fn the_connection_cap_and_the_cache_fit_the_memory_limit() {
+    let m = manifests();
+    let text = m.config.data.as_ref().and_then(|d| d.get("meshlens.toml")).expect("config");
+    let mut file = tempfile::Builder::new().suffix(".toml").tempfile().expect("temp file");
+    std::io::Write::write_all(&mut file, text.as_bytes()).expect("write");
+    let cfg = meshlens::config::Config::load_unchecked(Some(file.path())).expect("config loads");
+    let c = container(&m.deployment);
+    let limit = c
+        .resources
+        .as_ref()
+        .and_then(|r| r.limits.as_ref())
+        .and_then(|l| l.get("memory"))
+        .map(|q| q.0.clone())
+        .expect("memory limit");
+    let limit_mib: u64 =
+        limit.strip_suffix("Mi").and_then(|n| n.parse().ok()).expect("limit in Mi");
+    let mib = 1024 * 1024;
+    let connections = (cfg.server.max_connections * cfg.server.max_header_bytes) as u64;
+    let need = MEASURED_PEAK_MIB * mib + cfg.metrics.cache_max_bytes + connections;
+    println!(
+        "peak {MEASURED_PEAK_MIB} MiB + cache {} MiB + connections {} MiB = {} MiB of {limit_mib} MiB",
+        cfg.metrics.cache_max_bytes / mib,
+        connections.div_ceil(mib),
+        need.div_ceil(mib)
+    );
+    assert!(need <= limit_mib * mib, "{} MiB needed, limit {limit}", need.div_ceil(mib));
+    assert!(
+        cfg.server.max_connections_per_address < cfg.server.max_connections,
+        "one address cannot take every connection"
+    );
+    let readme = read(&workspace_root().join("README.md"));
+    assert!(
+        readme.contains(&format!("{MEASURED_PEAK_MIB} MiB peak"))
+            && readme.contains(&format!("{} MiB of {limit_mib}", need.div_ceil(mib))),
+        "the README states the same figures"
+    );
 }

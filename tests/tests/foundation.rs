@@ -422,3 +422,71 @@ fn an_unsupported_mesh_version_is_a_status_warning() {
         assert_eq!(warning, warned, "{tag}: {v}");
     }
 }
+
+/// A plugin library or folder someone else could replace is refused before it is opened,
+/// with a message naming the file and why, and listed like any other refusal: a
+/// group-writable file, a file owned by another user (when the test runs as root and can
+/// make one), and a world-writable folder. A world-writable folder with the sticky bit (as
+/// /tmp, which holds every one of these folders) is fine. (Each of them was loaded.)
+#[test]
+fn plugins_others_could_replace_are_refused_naming_file_and_reason() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let lib = |p: &str| plugin_library(p).file_name().expect("name").to_owned();
+    let mixed = plugin_dir(&["dup-one", "metrics-prometheus"]);
+    let group_writable = mixed.path().join(lib("dup-one"));
+    std::fs::set_permissions(&group_writable, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let foreign = mixed.path().join(lib("metrics-prometheus"));
+    let as_root = std::fs::metadata(mixed.path()).unwrap().uid() == 0;
+    if as_root {
+        let ok = std::process::Command::new("chown").arg("12345").arg(&foreign).status();
+        assert!(ok.is_ok_and(|s| s.success()), "chown");
+    }
+    let open = plugin_dir(&["wrong-api"]);
+    std::fs::set_permissions(open.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let sticky = plugin_dir(&["dup-two"]);
+    std::fs::set_permissions(sticky.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+
+    let config = format!(
+        "{ANON}[plugins]\ndirs = [\"{}\", \"{}\", \"{}\"]\n",
+        mixed.path().display(),
+        open.path().display(),
+        sticky.path().display()
+    );
+    let mut file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    std::io::Write::write_all(&mut file, config.as_bytes()).unwrap();
+    let out = std::process::Command::new(binary())
+        .arg("plugins")
+        .arg("--config")
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    let refused = |path: &std::path::Path| {
+        let shown = path.display().to_string();
+        table
+            .lines()
+            .skip_while(|l| !l.starts_with("REFUSED FILE"))
+            .find(|l| l.starts_with(&shown))
+            .map(str::to_string)
+    };
+    let line = refused(&group_writable).unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("writable by its group (mode 0664)"), "{line}");
+    let line = refused(open.path()).unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("plugin folder is writable by its group and by others"), "{line}");
+    assert!(!table.contains(&lib("wrong-api").to_string_lossy().to_string()), "{table}");
+    if as_root {
+        let line = refused(&foreign).unwrap_or_else(|| panic!("{table}"));
+        assert!(line.contains("owned by uid 12345"), "{line}");
+        assert!(!table.lines().any(|l| l.starts_with("prometheus ")), "{table}");
+    }
+    // The sticky folder's library loads (dup-one, refused, no longer clashes with it).
+    let dup =
+        table.lines().find(|l| l.starts_with("duplicate")).unwrap_or_else(|| panic!("{table}"));
+    assert!(dup.contains(&lib("dup-two").to_string_lossy().to_string()), "{dup}");
+
+    // The running service lists the same refusals in /status and keeps serving.
+    let m = start(&config);
+    let warnings = m.get("/status").json()["warningMessages"].to_string();
+    assert!(warnings.contains("writable by its group"), "{warnings}");
+}

@@ -65,6 +65,17 @@ fn wait_briefly(m: &Meshlens, path: &str, status: u16) -> Response {
     r
 }
 
+/// Polls `check` (at most 300 times, 100 ms apart) until it holds.
+fn wait_until(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..300 {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    false
+}
+
 fn urls(status: &Value) -> Vec<String> {
     status["externalServices"]
         .as_array()
@@ -81,7 +92,7 @@ fn probes_and_status_stay_quick_while_prometheus_hangs() {
         .replace("[metrics.prometheus]", "[external_services.grafana]\nurl = \"http://grafana.example:3000\"\n[metrics.prometheus]");
     let m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
 
-    // Liveness answers at once, at both paths; readiness once the backend answered.
+    // Liveness answers at once, at both paths; readiness once the caches synced.
     for path in ["/healthz", "/api/healthz"] {
         let r = m.get(path);
         assert_eq!((r.status, r.json()["status"].clone()), (200, "ok".into()), "{path}");
@@ -120,15 +131,36 @@ fn probes_and_status_stay_quick_while_prometheus_hangs() {
         assert_eq!(r.status, 200, "{path}: {}", r.text());
     }
     println!("slowest /status or /healthz answer with Prometheus stopped: {worst:?}");
-    // Readiness notices the silence (stale_after = 2s) and says why.
-    let not_ready = wait_for(&m, "/ready", 503).json();
-    assert_eq!(not_ready["code"], 503);
-    assert!(
-        not_ready["message"].as_str().is_some_and(|s| s.contains("metrics backend")),
-        "{not_ready}"
+    // The outage (stale_after = 2s) shows in /status, in /metrics and as 503 on what needs
+    // the backend; /ready stays 200: every replica shares the outage, and pages that never
+    // query the backend keep their endpoints.
+    let warned = wait_until(|| {
+        let s = m.get("/api/status").json();
+        s["warningMessages"].as_array().is_some_and(|w| {
+            w.iter()
+                .any(|w| w.as_str().is_some_and(|w| w.contains("metrics backend has not answered")))
+        })
+    });
+    assert!(warned, "no /status warning: {}", m.get("/api/status").text());
+    let public = m.get("/api/status").text();
+    assert!(!public.contains(&prom.url()), "{public}");
+    assert!(m.get("/metrics").text().contains("meshlens_backend_up 0"), "gauge while down");
+    let r = m.get("/ready");
+    assert_eq!((r.status, r.json()["status"].clone()), (200, "ready".into()), "{}", r.text());
+    let r = m.get_with("/api/namespaces", &[("Authorization", &auth)]);
+    assert_eq!(r.status, 200, "namespaces need no backend: {}", r.text());
+    let r = m.get_with(
+        "/api/namespaces/bookinfo/metrics?duration=60s&step=15s",
+        &[("Authorization", &auth)],
     );
+    assert_eq!(r.status, 503, "an operation that needs the backend: {}", r.text());
+    assert_eq!(r.json()["code"], 503);
     signal(pid, "CONT");
-    wait_for(&m, "/ready", 200);
+    assert!(
+        wait_until(|| m.get("/metrics").text().contains("meshlens_backend_up 1")),
+        "gauge once the backend answers again"
+    );
+    assert!(!m.get("/api/status").text().contains("metrics backend has not answered"));
     prom.stop();
 }
 

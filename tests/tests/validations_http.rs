@@ -103,3 +103,113 @@ fn object_and_service_validations_and_their_errors() {
     error_body(&m.get("/api/namespaces/bookinfo/services/ghost/mesh_validations"), 404);
     error_body(&m.get("/namespaces/ghost/services/ratings/mesh_validations"), 404);
 }
+
+/// A VirtualService of `bookinfo` routing to `{service}.payments` through gateway
+/// `payments/{gateway}`, with subset v1, and a DestinationRule for the same host.
+fn reference_into_payments(name: &str, service: &str, gateway: &str) -> Vec<serde_json::Value> {
+    let host = format!("{service}.payments.svc.cluster.local");
+    vec![
+        json!({"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+               "metadata": {"name": name, "namespace": "bookinfo"},
+               "spec": {"hosts": [format!("{name}.example.com")], "gateways": [format!("payments/{gateway}")],
+                        "http": [{"route": [{"destination": {"host": host, "subset": "v1"}}]}]}}),
+        json!({"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+               "metadata": {"name": name, "namespace": "bookinfo"},
+               "spec": {"host": host, "subsets": [{"name": "v1", "labels": {"version": "v1"}}]}}),
+    ]
+}
+
+/// Through the real binary (`token` strategy, the loopback API server's RBAC): alice may
+/// list only `bookinfo`. Two VirtualServices and DestinationRules of bookinfo point into
+/// `payments`, one at a Service, DestinationRule and Gateway that exist there, one at ones
+/// that do not. alice gets the same `info` checks for both, so her validations do not tell
+/// her what `payments` holds; an admin sees the difference. (alice got no finding for the
+/// existing targets and errors for the missing ones.)
+#[test]
+fn validations_do_not_reveal_what_a_hidden_namespace_holds() {
+    use integration_tests::{
+        kube_api::{KubeApi, Options, read_fixtures},
+        kube_reviews::Reviews,
+        server::{Meshlens, plugin_dir, workspace_root},
+    };
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let reviews = Reviews::new();
+    reviews.user("alice", "alice-token", &["bookinfo"]).admin("admin", "admin-token");
+    let mut objects = read_fixtures(&[workspace_root().join("config/demo")]);
+    objects
+        .push(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "payments"}}));
+    objects.push(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "ledger", "namespace": "payments", "labels": {"app": "ledger"}},
+        "spec": {"selector": {"app": "ledger"}, "ports": [{"port": 80, "name": "http"}]}}));
+    objects.push(json!({"apiVersion": "networking.istio.io/v1", "kind": "DestinationRule",
+        "metadata": {"name": "ledger", "namespace": "payments"},
+        "spec": {"host": "ledger", "subsets": [{"name": "v1", "labels": {"version": "v1"}}]}}));
+    objects.push(json!({"apiVersion": "networking.istio.io/v1", "kind": "Gateway",
+        "metadata": {"name": "edge", "namespace": "payments"},
+        "spec": {"selector": {"istio": "ingressgateway"},
+                 "servers": [{"port": {"number": 80, "name": "http", "protocol": "HTTP"}, "hosts": ["*"]}]}}));
+    objects.extend(reference_into_payments("existing", "ledger", "edge"));
+    objects.extend(reference_into_payments("missing", "ghost", "nowhere"));
+    let api = rt.block_on(KubeApi::start(
+        objects,
+        Options { reviews: Some(reviews.clone()), ..Default::default() },
+    ));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kubeconfig = api.write_kubeconfig(dir.path());
+    let plugins = plugin_dir(&[]);
+    let cfg = format!(
+        "[server]\nport = 0\n[auth]\nstrategy = \"token\"\n[plugins]\ndirs = [{:?}]\n\
+         [cluster]\nsource = \"kube\"\nkubeconfig = {kubeconfig:?}\nsync_timeout = \"20s\"\n",
+        plugins.path()
+    );
+    let m = Meshlens::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts");
+    let validations = |token: &str| {
+        let auth = format!("Bearer {token}");
+        let mut last = None;
+        for _ in 0..100 {
+            let r = m
+                .get_with("/api/namespaces/bookinfo/mesh_validations", &[("Authorization", &auth)]);
+            if r.status == 200 {
+                return r.json();
+            }
+            last = Some(r.text());
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("validations never answered: {last:?}")
+    };
+    let alice = validations("alice-token");
+    let book = &alice["bookinfo"];
+    for kind in ["virtualservice", "destinationrule"] {
+        assert_eq!(
+            book[kind]["existing"]["checks"], book[kind]["missing"]["checks"],
+            "{kind}: alice's answer tells what payments holds: {book}"
+        );
+        let checks = book[kind]["existing"]["checks"].as_array().expect("checks").clone();
+        assert!(!checks.is_empty(), "{kind}: {book}");
+        assert!(checks.iter().all(|c| c["severity"] == "info"), "{kind}: {checks:?}");
+        assert_eq!(book[kind]["existing"]["valid"], true);
+    }
+    let paths: Vec<&str> = book["virtualservice"]["existing"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "spec/http[0]/route[0]/destination/host",
+            "spec/gateways[0]",
+            "spec/http[0]/route[0]/destination"
+        ]
+    );
+    // Someone who may list payments sees what is there and what is not.
+    let admin = validations("admin-token");
+    let book = &admin["bookinfo"];
+    assert_eq!(book["virtualservice"]["missing"]["valid"], false, "{book}");
+    assert_ne!(
+        book["virtualservice"]["existing"]["checks"],
+        book["virtualservice"]["missing"]["checks"]
+    );
+    drop(api);
+}

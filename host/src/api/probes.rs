@@ -1,5 +1,6 @@
 //! `/healthz` (liveness) and `/ready` (readiness): public, cheap, never waiting on the
-//! backend or the cluster (see [`crate::lifecycle`]).
+//! backend or the cluster (see [`crate::lifecycle`]). `[server.metrics] port` serves them
+//! too, on its own thread ([`crate::telemetry::serve_metrics_port`]).
 
 use crate::{
     error::ApiError,
@@ -18,8 +19,8 @@ fn healthz(_ctx: Ctx) -> HandlerFuture {
     Box::pin(async move { Reply::json(&serde_json::json!({"status": "ok"})) })
 }
 
-/// 200 when the cluster cache has synced, the backend answered recently and no shutdown
-/// has begun; otherwise 503 naming the reason.
+/// 200 when this replica listens, its cluster cache has synced and no shutdown has begun;
+/// otherwise 503 naming the reason. The metrics backend is not looked at.
 fn ready(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         crate::lifecycle::readiness(&ctx.state)

@@ -63,6 +63,9 @@ fn status(ctx: Ctx) -> HandlerFuture {
         });
         let mut warnings = state.warnings.clone();
         warnings.extend(state.cluster.access_warnings());
+        // The one place a backend outage shows besides /metrics and the 503s of the
+        // operations that need it (not /ready: see crate::lifecycle).
+        warnings.extend(crate::lifecycle::backend_warning(state, authenticated));
         if let Some(version) = mesh_version(state).await {
             if major_below_one(&version) {
                 warnings.push(format!(

@@ -1,12 +1,13 @@
 //! objectValidations, namespaceValidations and serviceValidations: the cluster model is
 //! turned into a [`ValidationInput`] and handed to the validations crate.
 
-use std::sync::Arc;
+use std::{collections::BTreeSet, sync::Arc};
 
 use meshlens_cluster::{ClusterState, MeshKind, mesh::CONFIG_LIST_KINDS};
 use meshlens_validations::{
     MeshObject, NamespaceInfo, ObjectKind, ServiceInfo, ValidationError, ValidationInput,
-    WorkloadInfo, referenced_namespaces, validate_namespace, validate_object, validate_service,
+    WorkloadInfo, gateway_namespaces, referenced_namespaces, validate_namespace, validate_object,
+    validate_service,
 };
 
 use crate::{
@@ -52,20 +53,20 @@ fn to_object(o: &meshlens_cluster::MeshObject) -> Option<MeshObject> {
 /// with an AuthorizationPolicy, every VirtualService (operation hosts may name theirs), and
 /// with a PeerAuthentication, every DestinationRule with a wildcard host (namespace- and
 /// mesh-wide mTLS). 404 when the namespace is not visible.
-fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError> {
+fn input_for(
+    state: &ClusterState,
+    ns: &str,
+    hidden: BTreeSet<String>,
+) -> Result<ValidationInput, ApiError> {
     let ns_state = state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
     let settings = state.settings();
     let mut input = ValidationInput {
         identity_domain: settings.identity_domain.clone(),
         app_label: settings.app_label.clone(),
+        hidden_namespaces: hidden,
         ..ValidationInput::default()
     };
-    input.objects = ns_state
-        .mesh
-        .iter()
-        .filter(|o| CONFIG_LIST_KINDS.contains(&o.kind))
-        .filter_map(|o| to_object(o))
-        .collect();
+    input.objects = own_objects(state, ns);
     let related = referenced_namespaces(ns, &input.objects, &input.identity_domain);
     for other in related.iter().filter(|n| n.as_str() != ns) {
         for kind in [MeshKind::DestinationRule, MeshKind::K8sReferenceGrant] {
@@ -114,6 +115,38 @@ fn input_for(state: &ClusterState, ns: &str) -> Result<ValidationInput, ApiError
     Ok(input)
 }
 
+fn own_objects(state: &ClusterState, ns: &str) -> Vec<MeshObject> {
+    let Some(ns_state) = state.namespace(ns) else { return Vec::new() };
+    ns_state
+        .mesh
+        .iter()
+        .filter(|o| CONFIG_LIST_KINDS.contains(&o.kind))
+        .filter_map(|o| to_object(o))
+        .collect()
+}
+
+/// The namespaces a validation of `ns` could look into that the caller may not list:
+/// those its objects refer to and those holding Gateways. RBAC decides, not existence, so
+/// a namespace that does not exist reads like one that does. Empty when answers are not
+/// filtered per user.
+async fn hidden_namespaces(ctx: &Ctx, ns: &str) -> Result<BTreeSet<String>, ApiError> {
+    if !ctx.access.restricted() {
+        return Ok(BTreeSet::new());
+    }
+    let state: Arc<ClusterState> = ctx.state.cluster.state().await?;
+    let objects = own_objects(&state, ns);
+    let domain = state.settings().identity_domain.clone();
+    let mut candidates = referenced_namespaces(ns, &objects, &domain);
+    candidates.extend(gateway_namespaces(ns, &objects));
+    for kind in [MeshKind::Gateway, MeshKind::K8sGateway] {
+        candidates.extend(state.mesh_objects_everywhere(kind).map(|g| g.namespace().to_string()));
+    }
+    candidates.remove(ns);
+    let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
+    let visible = ctx.access.visible(&names).await?;
+    Ok(candidates.iter().zip(visible).filter(|(_, v)| !v).map(|(n, _)| n.clone()).collect())
+}
+
 impl From<ValidationError> for ApiError {
     fn from(e: ValidationError) -> Self {
         match e {
@@ -143,9 +176,11 @@ where
 fn namespace_validations(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?.to_string();
-        let out =
-            with_state(&ctx, move |state| Ok(validate_namespace(&ns, &input_for(state, &ns)?)))
-                .await?;
+        let hidden = hidden_namespaces(&ctx, &ns).await?;
+        let out = with_state(&ctx, move |state| {
+            Ok(validate_namespace(&ns, &input_for(state, &ns, hidden)?))
+        })
+        .await?;
         Reply::json(&out)
     })
 }
@@ -163,8 +198,9 @@ fn object_validations(ctx: Ctx) -> HandlerFuture {
             }
             .into());
         }
+        let hidden = hidden_namespaces(&ctx, &ns).await?;
         let out = with_state(&ctx, move |state| {
-            Ok(validate_object(&ns, &object_type, &object, &input_for(state, &ns)?)?)
+            Ok(validate_object(&ns, &object_type, &object, &input_for(state, &ns, hidden)?)?)
         })
         .await?;
         Reply::json(&out)
@@ -175,8 +211,9 @@ fn service_validations(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?.to_string();
         let service = ctx.path("service")?.to_string();
+        let hidden = hidden_namespaces(&ctx, &ns).await?;
         let out = with_state(&ctx, move |state| {
-            Ok(validate_service(&ns, &service, &input_for(state, &ns)?)?)
+            Ok(validate_service(&ns, &service, &input_for(state, &ns, hidden)?)?)
         })
         .await?;
         Reply::json(&out)

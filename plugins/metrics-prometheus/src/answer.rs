@@ -467,3 +467,7 @@ impl<'de> Visitor<'de> for SamplesVisitor {
 #[cfg(test)]
 #[path = "answer_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "answer_properties.rs"]
+mod properties;

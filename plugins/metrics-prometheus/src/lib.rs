@@ -182,9 +182,9 @@ fn connect(config: &serde_json::Value) -> Result<Connected, PluginError> {
     }
     let url_text = string_key(table, "url")?
         .ok_or_else(|| PluginError::invalid("metrics.prometheus.url is required"))?;
-    let url = url::Url::parse(&url_text).map_err(|e| {
-        PluginError::invalid(format!("metrics.prometheus.url {url_text:?} is not a URL: {e}"))
-    })?;
+    // The text is not repeated: a URL may carry credentials (`http://user:password@...`).
+    let url = url::Url::parse(&url_text)
+        .map_err(|e| PluginError::invalid(format!("metrics.prometheus.url is not a URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(PluginError::invalid(format!(
             "metrics.prometheus.url must be http or https, not {}",
@@ -209,8 +209,9 @@ fn connect(config: &serde_json::Value) -> Result<Connected, PluginError> {
         .default_headers(headers)
         .build()
         .map_err(|e| PluginError::internal(format!("cannot build the HTTP client: {e}")))?;
-    let client = Client::from(http.clone(), url.as_str())
-        .map_err(|e| PluginError::invalid(format!("metrics.prometheus.url {url_text:?}: {e}")))?;
+    let client = Client::from(http.clone(), url.as_str()).map_err(|e| {
+        PluginError::invalid(format!("metrics.prometheus.url {}: {e}", redacted(&url)))
+    })?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("metrics-prometheus")
@@ -405,7 +406,11 @@ impl Connected {
             .block_on(async { tokio::time::timeout(self.status_timeout, fut).await })
             .map_err(|_| PluginError::timeout("the store did not report its version in time"))?
             .map_err(|e| {
-                PluginError::unavailable(format!("cannot read the store's version: {}", chain(&e)))
+                // Without the URL: it is shown only where the caller may see it (/status).
+                PluginError::unavailable(format!(
+                    "cannot read the store's version: {}",
+                    chain(&e.without_url())
+                ))
             })?;
         let version = body.pointer("/data/version").and_then(|v| v.as_str()).unwrap_or_default();
         Ok(BackendStatus {
@@ -508,5 +513,11 @@ mod tests {
     fn credentials_are_not_shown() {
         let u = url::Url::parse("http://alice:secret@host:9090/p").unwrap();
         assert_eq!(redacted(&u), "http://host:9090/p");
+        // A URL that does not parse is not repeated either.
+        for bad in ["http://alice:hunter2@[::1", "http://alice:hunter2@host:99999/"] {
+            let e = configure(serde_json::json!({ "url": bad })).unwrap_err();
+            assert!(!e.message.contains("hunter2"), "{}", e.message);
+            assert!(e.message.contains("metrics.prometheus.url"), "{}", e.message);
+        }
     }
 }

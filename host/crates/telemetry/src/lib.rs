@@ -139,6 +139,9 @@ pub struct Metrics {
     pub admission_queued: Gauge,
     /// `meshlens_admission_refused_total`: expensive requests answered 503 by admission control.
     pub admission_refused: Counter,
+    /// `meshlens_backend_up`: 1 while the metrics backend answers its status probe within
+    /// `metrics.stale_after`, else 0 (readiness no longer follows the backend).
+    pub backend_up: Gauge,
 }
 
 fn seconds_histogram() -> Histogram {
@@ -177,6 +180,7 @@ impl Metrics {
             cpu_pool_busy: Gauge::default(),
             admission_queued: Gauge::default(),
             admission_refused: Counter::default(),
+            backend_up: Gauge::default(),
             registry: Registry::default(),
         };
         r.register(
@@ -285,6 +289,11 @@ impl Metrics {
             "admission_refused",
             "Expensive requests refused with 503 by admission control",
             m.admission_refused.clone(),
+        );
+        r.register(
+            "backend_up",
+            "1 while the metrics backend answers its status probe within metrics.stale_after, else 0",
+            m.backend_up.clone(),
         );
         r.register(
             "build",

@@ -45,7 +45,7 @@ const fn kia(
     Rule { key, message, severity, code: Some(code) }
 }
 
-use Severity::{Error, Warning};
+use Severity::{Error, Info, Warning};
 
 /// DestinationRules sharing a host and subset.
 pub const DR_MULTI_MATCH: Rule = rule(
@@ -198,8 +198,16 @@ pub const REFGRANT_NAMESPACE_NOT_FOUND: Rule = kia(
     Error,
 );
 
+/// A reference (Service host, subset, Gateway) into a namespace the caller may not list:
+/// the same answer whether or not the target exists there.
+pub const UNVERIFIABLE: Rule = rule(
+    "validation.unable.cross-namespace",
+    "Unable to verify the validity: the reference points into a namespace you may not list",
+    Info,
+);
+
 /// Every rule, for documentation and tests.
-pub const ALL: [Rule; 26] = [
+pub const ALL: [Rule; 27] = [
     DR_MULTI_MATCH,
     DR_NO_WORKLOAD,
     DR_SUBSET_LABELS,
@@ -226,4 +234,5 @@ pub const ALL: [Rule; 26] = [
     K8SGW_MULTI_MATCH,
     K8SGW_UNIQUE_LISTENER,
     REFGRANT_NAMESPACE_NOT_FOUND,
+    UNVERIFIABLE,
 ];

@@ -40,6 +40,7 @@ pub(crate) struct Index<'a> {
     /// Every Gateway API Gateway of every namespace, once.
     pub all_k8s_gateways: Vec<&'a MeshObject>,
     k8s_gateway_by_name: HashMap<(&'a str, &'a str), &'a MeshObject>,
+    hidden: &'a std::collections::BTreeSet<String>,
 }
 
 impl<'a> Index<'a> {
@@ -63,11 +64,15 @@ impl<'a> Index<'a> {
             vs_hosts: HashSet::new(),
             all_k8s_gateways: Vec::new(),
             k8s_gateway_by_name: HashMap::new(),
+            hidden: &input.hidden_namespaces,
         };
-        for s in &input.services {
+        // What hidden namespaces hold is left out whole, whatever the caller handed in:
+        // no check may depend on it. (ServiceEntries are hosts, not namespaced references.)
+        let shown = |ns: &str| !input.hidden_namespaces.contains(ns);
+        for s in input.services.iter().filter(|s| shown(&s.namespace)) {
             idx.services.entry(s.namespace.as_str()).or_default().insert(s.name.as_str(), s);
         }
-        for w in &input.workloads {
+        for w in input.workloads.iter().filter(|w| shown(&w.namespace)) {
             idx.workloads_by_ns.entry(w.namespace.as_str()).or_default().push(&w.labels);
             if let Some(app) = w.labels.get(idx.app_label) {
                 idx.workloads_by_app
@@ -77,7 +82,11 @@ impl<'a> Index<'a> {
             }
         }
         let mut seen_objects = HashSet::new();
-        for o in &input.objects {
+        for o in input
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjectKind::ServiceEntry || shown(&o.namespace))
+        {
             // An object listed twice would otherwise look like two conflicting objects.
             if !seen_objects.insert((o.kind, o.namespace.as_str(), o.name.as_str())) {
                 continue;
@@ -115,9 +124,14 @@ impl<'a> Index<'a> {
                 _ => {}
             }
         }
-        let gateways =
-            input.objects.iter().filter(|o| o.kind == ObjectKind::Gateway).chain(&input.gateways);
-        for g in gateways.filter(|g| g.kind == ObjectKind::Gateway) {
+        let gateways = input
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjectKind::Gateway)
+            .chain(&input.gateways)
+            .filter(|g| g.kind == ObjectKind::Gateway)
+            .filter(|g| shown(&g.namespace));
+        for g in gateways {
             if idx.gateway_names.insert((g.namespace.as_str(), g.name.as_str())) {
                 idx.all_gateways.push(g);
                 // A Gateway known only from the all-namespaces list is still an object of
@@ -136,7 +150,8 @@ impl<'a> Index<'a> {
             .objects
             .iter()
             .filter(|o| o.kind == ObjectKind::K8sGateway)
-            .chain(input.gateways.iter().filter(|o| o.kind == ObjectKind::K8sGateway));
+            .chain(input.gateways.iter().filter(|o| o.kind == ObjectKind::K8sGateway))
+            .filter(|g| shown(&g.namespace));
         for g in k8s_gateways {
             let key = (g.namespace.as_str(), g.name.as_str());
             if idx.k8s_gateway_by_name.insert(key, g).is_none() {
@@ -172,6 +187,11 @@ impl<'a> Index<'a> {
     /// The Gateway API Gateway `name` of namespace `ns`.
     pub fn k8s_gateway(&self, ns: &str, name: &str) -> Option<&'a MeshObject> {
         self.k8s_gateway_by_name.get(&(ns, name)).copied()
+    }
+
+    /// Whether `ns` is a namespace the caller may not list (its content is not indexed).
+    pub fn hidden(&self, ns: &str) -> bool {
+        self.hidden.contains(ns)
     }
 
     /// Objects of `kind` in namespace `ns`, in input order.

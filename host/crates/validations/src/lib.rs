@@ -179,3 +179,17 @@ pub fn referenced_namespaces(
     out.extend(backend_ns.into_iter().filter(|n| !n.is_empty()).map(str::to_string));
     out
 }
+
+/// The namespaces of the Gateways that the VirtualServices of `ns` name (`ns/name`,
+/// `name.ns`, or `ns` itself for a bare name; `mesh` names none). With
+/// [`referenced_namespaces`] and the namespaces holding Gateways, these are the
+/// namespaces whose visibility to the caller decides [`ValidationInput::hidden_namespaces`].
+pub fn gateway_namespaces(ns: &str, objects: &[MeshObject]) -> BTreeSet<String> {
+    objects
+        .iter()
+        .filter(|o| o.namespace == ns && o.kind == ObjectKind::VirtualService)
+        .flat_map(|o| arr(&o.spec, "gateways").iter().filter_map(Value::as_str))
+        .filter(|g| *g != "mesh")
+        .map(|g| checkers::virtual_service::gateway_ref(g, ns).0.to_string())
+        .collect()
+}

@@ -212,6 +212,10 @@ pub struct ValidationInput {
     pub identity_domain: String,
     /// The workload label naming the app (default `app`).
     pub app_label: String,
+    /// Namespaces the caller may not list. What they hold is never looked at: a reference
+    /// into one gets the same `info` check whether or not its target exists, so a
+    /// validation cannot tell a caller what is there.
+    pub hidden_namespaces: std::collections::BTreeSet<String>,
 }
 
 impl Default for ValidationInput {
@@ -224,6 +228,7 @@ impl Default for ValidationInput {
             namespaces: Vec::new(),
             identity_domain: "svc.cluster.local".into(),
             app_label: "app".into(),
+            hidden_namespaces: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -236,6 +241,8 @@ pub enum Severity {
     Error,
     /// Probably a mistake; the object stays valid.
     Warning,
+    /// Worth knowing, not a problem (e.g. a reference that could not be verified).
+    Info,
 }
 
 /// One finding on an object.

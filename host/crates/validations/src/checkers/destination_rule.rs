@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{GroupCheck, KindCheckers, SingleCheck};
-use crate::catalog::{DR_MULTI_MATCH, DR_NO_WORKLOAD, DR_SUBSET_LABELS};
+use crate::catalog::{DR_MULTI_MATCH, DR_NO_WORKLOAD, DR_SUBSET_LABELS, UNVERIFIABLE};
 use crate::index::{HostKey, Index};
 use crate::model::{Check, MeshObject, ObjectKind};
 use crate::spec::{arr, labels, str_at};
@@ -24,6 +24,10 @@ fn no_destination(dr: &MeshObject, idx: &Index<'_>, out: &mut Vec<Check>) {
     let (service, ns) = idx.host_key(host, &dr.namespace);
     if service == "*" {
         return; // a wildcard host matches whatever exists
+    }
+    if idx.hidden(&ns) && !idx.has_service_entry(host) {
+        out.push(UNVERIFIABLE.at("spec/host"));
+        return;
     }
     let has_workload = idx.has_workload(&ns, &service, &BTreeMap::new());
     let has_service = idx.service(&ns, &service).is_some();

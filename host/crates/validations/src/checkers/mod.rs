@@ -9,7 +9,7 @@ mod gateway;
 mod gateway_api;
 mod security;
 mod sidecar;
-mod virtual_service;
+pub(crate) mod virtual_service;
 
 use crate::index::Index;
 use crate::model::{Check, MeshObject, ObjectKind, TypedMeshValidations, Validation};

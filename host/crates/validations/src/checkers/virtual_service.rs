@@ -35,10 +35,14 @@ fn no_host(vs: &MeshObject, idx: &Index<'_>, out: &mut Vec<Check>) {
             continue;
         };
         if !host_exists(host, &vs.namespace, idx) {
-            out.push(
+            let path = format!("spec/{}[{}]/route[{}]/destination/host", rd.proto, rd.r, rd.d);
+            let p = parse_host(host, &vs.namespace, idx.domain);
+            let rule = if p.internal && idx.hidden(&p.namespace) {
+                UNVERIFIABLE
+            } else {
                 VS_HOST_NOT_FOUND
-                    .at(format!("spec/{}[{}]/route[{}]/destination/host", rd.proto, rd.r, rd.d)),
-            );
+            };
+            out.push(rule.at(path));
         }
     }
 }
@@ -53,7 +57,7 @@ fn host_exists(host: &str, ns: &str, idx: &Index<'_>) -> bool {
 
 /// A gateway reference: `ns/name`, `name.ns[.svc...]`, or `name` in the VirtualService's
 /// own namespace.
-fn gateway_ref<'a>(reference: &'a str, vs_ns: &'a str) -> (&'a str, &'a str) {
+pub(crate) fn gateway_ref<'a>(reference: &'a str, vs_ns: &'a str) -> (&'a str, &'a str) {
     if let Some((ns, name)) = reference.split_once('/') {
         return (if ns == "." { vs_ns } else { ns }, name);
     }
@@ -72,6 +76,10 @@ fn no_gateway(vs: &MeshObject, idx: &Index<'_>, out: &mut Vec<Check>) {
             continue;
         }
         let (ns, name) = gateway_ref(reference, &vs.namespace);
+        if idx.hidden(ns) {
+            out.push(UNVERIFIABLE.at(format!("spec/gateways[{i}]")));
+            continue;
+        }
         if !idx.has_gateway(ns, name) {
             out.push(VS_NO_GATEWAY.at(format!("spec/gateways[{i}]")));
             return;
@@ -140,6 +148,12 @@ fn subset_presence(vs: &MeshObject, idx: &Index<'_>, out: &mut Vec<Check>) {
             continue;
         };
         let key = idx.host_key(host, &vs.namespace);
+        if idx.hidden(&key.1) {
+            out.push(
+                UNVERIFIABLE.at(format!("spec/{}[{}]/route[{}]/destination", rd.proto, rd.r, rd.d)),
+            );
+            continue;
+        }
         let defined = idx.drs_for(&key).iter().any(|dr| {
             arr(&dr.spec, "subsets").iter().any(|s| {
                 str_at(s, "name") == Some(subset) && s.get("labels").is_some_and(Value::is_object)
