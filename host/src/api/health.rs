@@ -3,8 +3,8 @@
 use meshlens_cluster::{NamespaceState, Workload};
 use meshlens_health::{
     AppHealth, DeploymentStatus, Entity, Kind, ServiceHealth, ServiceProxy, Target, WorkloadHealth,
-    namespace_health, namespace_queries, proxy_health, proxy_queries, target_queries,
-    target_requests,
+    namespace_health, namespace_queries, object_status, proxy_health, proxy_queries, target_codes,
+    target_queries, target_requests,
 };
 use meshlens_params::query::first;
 use meshlens_query_batch::{Handle, QueryBatch};
@@ -156,10 +156,22 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
                 ServiceProxy { service, inbound: p.inbound, outbound: p.outbound }
             })
             .collect();
+        let deployment_statuses: Vec<DeploymentStatus> =
+            app.workloads.iter().map(|w| status_of(w)).collect();
+        let results = answers.get(requests);
+        let status = object_status(
+            ctx.state.config.health.rules(),
+            ns,
+            Kind::App,
+            name,
+            &target_codes(results),
+            &deployment_statuses,
+        );
         Reply::json(&AppHealth {
-            deployment_statuses: app.workloads.iter().map(|w| status_of(w)).collect(),
+            deployment_statuses,
             proxy,
-            requests: target_requests(answers.get(requests)),
+            requests: target_requests(results),
+            status,
         })
     })
 }
@@ -179,9 +191,13 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let proxy =
             batch.add(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
         let answers = ctx.state.metrics.fetch(batch).await?;
+        let results = answers.get(requests);
+        let codes = target_codes(results);
+        let rules = ctx.state.config.health.rules();
         Reply::json(&ServiceHealth {
             proxy: proxy_health(answers.get(proxy)),
-            requests: target_requests(answers.get(requests)),
+            requests: target_requests(results),
+            status: object_status(rules, ns, Kind::Service, name, &codes, &[]),
         })
     })
 }
@@ -201,9 +217,19 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
             .metrics
             .query_all(target_queries(ns, Target::Workload(name), ri, now))
             .await?;
+        let deployment_status = status_of(w);
+        let status = object_status(
+            ctx.state.config.health.rules(),
+            ns,
+            Kind::Workload,
+            name,
+            &target_codes(&results),
+            std::slice::from_ref(&deployment_status),
+        );
         Reply::json(&WorkloadHealth {
-            deployment_status: status_of(w),
+            deployment_status,
             requests: target_requests(&results),
+            status,
         })
     })
 }
@@ -249,7 +275,8 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
                 .collect(),
         };
         let results = ctx.state.metrics.query_all(namespace_queries(ns, kind, ri, now)).await?;
-        Reply::json(&namespace_health(kind, entities, &results))
+        let rules = ctx.state.config.health.rules();
+        Reply::json(&namespace_health(rules, ns, kind, entities, &results))
     })
 }
 

@@ -8,7 +8,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::get("Root", "/", status).public(),
         Route::get("getStatus", "/status", status).public(),
-        Route::get("getConfig", "/config", status),
+        Route::get("getConfig", "/config", config),
     ]
 }
 
@@ -19,6 +19,30 @@ pub struct StatusInfo {
     pub status: std::collections::BTreeMap<String, String>,
     pub external_services: Vec<ExternalService>,
     pub warning_messages: Vec<String>,
+}
+
+/// getConfig's answer: StatusInfo plus the effective health rules, so that every client
+/// can show why an object has its status.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigInfo {
+    #[serde(flatten)]
+    info: StatusInfo,
+    health_config: HealthConfigView,
+}
+
+/// `{rate: [...]}`: the configured entries in order, then the default entry.
+#[derive(Serialize)]
+struct HealthConfigView {
+    rate: Vec<meshlens_health::RateRule>,
+}
+
+fn config(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let info = status_info(&ctx).await;
+        let rate = ctx.state.config.health.rules().effective();
+        Reply::json(&ConfigInfo { info, health_config: HealthConfigView { rate } })
+    })
 }
 
 /// One external part of the deployment.
@@ -35,7 +59,11 @@ pub struct ExternalService {
 /// unsynced cluster never slows this down. Callers that did not authenticate see no URLs
 /// or file paths.
 fn status(ctx: Ctx) -> HandlerFuture {
-    Box::pin(async move {
+    Box::pin(async move { Reply::json(&status_info(&ctx).await) })
+}
+
+async fn status_info(ctx: &Ctx) -> StatusInfo {
+    {
         let state = &ctx.state;
         // A TokenReview may be slow: /status does not wait long for one (then: not authenticated).
         let check = state.auth.check(&ctx.headers, ctx.client.map(|c| c.ip()));
@@ -95,8 +123,8 @@ fn status(ctx: Ctx) -> HandlerFuture {
             }
             warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
         }
-        Reply::json(&StatusInfo { status, external_services: services, warning_messages: warnings })
-    })
+        StatusInfo { status, external_services: services, warning_messages: warnings }
+    }
 }
 
 /// The mesh's version, when the cluster shows it: the image tag of the control plane
