@@ -12,6 +12,7 @@ pub mod config;
 pub mod console;
 pub mod dropper;
 pub mod error;
+pub mod health_export;
 pub mod lifecycle;
 pub mod limits;
 pub mod listener;

@@ -1,6 +1,6 @@
 //! appHealth, serviceHealth, workloadHealth and namespaceHealth.
 
-use meshlens_cluster::{NamespaceState, Workload};
+use meshlens_cluster::{ClusterState, NamespaceState, Workload};
 use meshlens_health::{
     AppHealth, DeploymentStatus, Entity, Kind, ServiceHealth, ServiceProxy, Target, WorkloadHealth,
     namespace_health, namespace_queries, object_status, proxy_health, proxy_queries, target_codes,
@@ -91,13 +91,51 @@ fn rate_interval(
     ns: &NamespaceState,
     now: i64,
 ) -> Result<u64, ApiError> {
-    let ri = requested.map_or(600, |r| r.0);
+    let ri = requested.map_or(DEFAULT_RATE_INTERVAL, |r| r.0);
     let ri = ctx.state.config.limits.check_window("rateInterval", ri)?;
+    Ok(namespace_window(ri, ns, now))
+}
+
+/// The default `rateInterval`, in seconds; the background export uses it too.
+pub(crate) const DEFAULT_RATE_INTERVAL: u64 = 600;
+
+/// `ri`, shortened to the namespace's age when the namespace is younger.
+pub(crate) fn namespace_window(ri: u64, ns: &NamespaceState, now: i64) -> u64 {
     let created = chrono::DateTime::parse_from_rfc3339(&ns.created_at).map(|t| t.timestamp()).ok();
-    Ok(match created {
+    match created {
         Some(c) if now - c < ri as i64 => (now - c).max(1) as u64,
         _ => ri,
-    })
+    }
+}
+
+/// The objects of a namespace health answer of `kind`, with their replica statuses.
+pub(crate) fn entities(state: &ClusterState, ns_state: &NamespaceState, kind: Kind) -> Vec<Entity> {
+    let ns = ns_state.name.as_str();
+    match kind {
+        Kind::App => state
+            .apps(ns)
+            .iter()
+            .map(|a| Entity {
+                name: a.name.clone(),
+                statuses: Some(a.workloads.iter().map(|w| status_of(w)).collect()),
+                status: None,
+            })
+            .collect(),
+        Kind::Workload => ns_state
+            .workloads
+            .iter()
+            .map(|w| Entity { name: w.name.clone(), statuses: None, status: Some(status_of(w)) })
+            .collect(),
+        Kind::Service => ns_state
+            .services
+            .iter()
+            .map(|s| Entity {
+                name: s.metadata.name.clone().unwrap_or_default(),
+                statuses: None,
+                status: None,
+            })
+            .collect(),
+    }
 }
 
 /// [`rate_interval`] from the query of appHealth, serviceHealth or workloadHealth. Read after
@@ -245,35 +283,7 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
             state.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
         let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, q.rate_interval, ns_state, now)?;
-        let entities: Vec<Entity> = match kind {
-            Kind::App => state
-                .apps(ns)
-                .iter()
-                .map(|a| Entity {
-                    name: a.name.clone(),
-                    statuses: Some(a.workloads.iter().map(|w| status_of(w)).collect()),
-                    status: None,
-                })
-                .collect(),
-            Kind::Workload => ns_state
-                .workloads
-                .iter()
-                .map(|w| Entity {
-                    name: w.name.clone(),
-                    statuses: None,
-                    status: Some(status_of(w)),
-                })
-                .collect(),
-            Kind::Service => ns_state
-                .services
-                .iter()
-                .map(|s| Entity {
-                    name: s.metadata.name.clone().unwrap_or_default(),
-                    statuses: None,
-                    status: None,
-                })
-                .collect(),
-        };
+        let entities = entities(&state, ns_state, kind);
         let results = ctx.state.metrics.query_all(namespace_queries(ns, kind, ri, now)).await?;
         let rules = ctx.state.config.health.rules();
         Reply::json(&namespace_health(rules, ns, kind, entities, &results))

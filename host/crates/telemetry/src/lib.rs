@@ -83,6 +83,19 @@ pub struct PluginLabels {
     pub plugin: String,
 }
 
+/// One object's health status, kube-state-metrics style: one series per status.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HealthLabels {
+    /// The object's namespace.
+    pub namespace: String,
+    /// `app`, `service` or `workload`.
+    pub kind: &'static str,
+    /// The object's name.
+    pub name: String,
+    /// `healthy`, `degraded`, `failure` or `na`.
+    pub status: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: &'static str,
@@ -139,6 +152,9 @@ pub struct Metrics {
     pub admission_queued: Gauge,
     /// `meshlens_admission_refused_total`: expensive requests answered 503 by admission control.
     pub admission_refused: Counter,
+    /// `meshlens_health_status{namespace,kind,name,status}`: 1 for the object's current
+    /// status, 0 for the other three (refreshed in the background).
+    pub health_status: Family<HealthLabels, Gauge>,
 }
 
 fn seconds_histogram() -> Histogram {
@@ -177,6 +193,7 @@ impl Metrics {
             cpu_pool_busy: Gauge::default(),
             admission_queued: Gauge::default(),
             admission_refused: Counter::default(),
+            health_status: Family::default(),
             registry: Registry::default(),
         };
         r.register(
@@ -285,6 +302,11 @@ impl Metrics {
             "admission_refused",
             "Expensive requests refused with 503 by admission control",
             m.admission_refused.clone(),
+        );
+        r.register(
+            "health_status",
+            "Health of each app, service and workload under the [health] rules: 1 for the current status (healthy, degraded, failure, na), 0 for the others",
+            m.health_status.clone(),
         );
         r.register(
             "build",
