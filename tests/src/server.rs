@@ -92,6 +92,7 @@ pub const BUNDLED: &[&str] = &[
     "appender-unused-node",
     "appender-mesh",
     "appender-sidecars-check",
+    "appender-health",
     "metrics-prometheus",
     "metrics-openmetrics-file",
     "metrics-simulator",

@@ -6,8 +6,8 @@ use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 
 use crate::options::GraphOptions;
 
-/// The bundled appenders in Kiali's fixed order.
-pub const BUNDLED_APPENDERS: [&str; 7] = [
+/// The bundled appenders in Kiali's fixed order (health, a finalizer in Kiali, last).
+pub const BUNDLED_APPENDERS: [&str; 8] = [
     "serviceEntry",
     "deadNode",
     "responseTime",
@@ -15,6 +15,8 @@ pub const BUNDLED_APPENDERS: [&str; 7] = [
     "unusedNode",
     "mesh",
     "sidecarsCheck",
+    // Last, as Kiali's health appender is a finalizer: it judges the finished graph.
+    "health",
 ];
 
 /// The appenders to run, in order: the bundled ones in Kiali's order, then the others in
