@@ -11,7 +11,7 @@
 use appender_support::labels::{CODE, DST_WL_NS, GRPC_STATUS, PROTOCOL};
 use appender_support::{EdgeIndex, FastMap, OnHops, edge_group_by, node_positions};
 use appender_support::{is_ok, request_families};
-use meshlens_health::{RateRule, RequestCodes, Rules, Status, add_series};
+use meshlens_health::{RateRule, RequestCodes, Rules, Status, add_series, workload_status};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, HistogramStat,
@@ -117,36 +117,29 @@ impl GraphAppender for Health {
     }
 }
 
-/// Pods of each workload, by (namespace, workload), and the app each carries.
+/// The replica status of each workload, by (namespace, workload), and of each app's.
 struct Pods<'a> {
-    by_workload: FastMap<(&'a str, &'a str), u32>,
-    by_app: FastMap<(&'a str, &'a str), Vec<u32>>,
+    by_workload: FastMap<(&'a str, &'a str), Status>,
+    by_app: FastMap<(&'a str, &'a str), Vec<Status>>,
 }
 
 fn workload_pods<'a>(data: &'a AppenderData, app_label: &str) -> Pods<'a> {
     let mut p = Pods { by_workload: FastMap::default(), by_app: FastMap::default() };
     for w in data.cluster.workloads.iter() {
-        p.by_workload.insert((w.namespace.as_str(), w.name.as_str()), w.pod_count);
+        let status = workload_status(i64::from(w.replicas), i64::from(w.available_replicas));
+        p.by_workload.insert((w.namespace.as_str(), w.name.as_str()), status);
         if let Some(app) = w.labels.iter().find(|l| l.name.as_str() == app_label) {
-            p.by_app
-                .entry((w.namespace.as_str(), app.value.as_str()))
-                .or_default()
-                .push(w.pod_count);
+            p.by_app.entry((w.namespace.as_str(), app.value.as_str())).or_default().push(status);
         }
     }
     p
 }
 
-/// A workload's replica status as far as appenders can see it: they get the pods that exist,
-/// not the desired and available replicas, so a workload with pods counts as up and one
-/// without as nothing to judge.
-fn pods_status(pods: u32) -> Status {
-    if pods > 0 { Status::Healthy } else { Status::Na }
-}
-
 impl Health {
-    /// The node's status: its request status merged with its workloads' (Kiali's
-    /// calculateHealthStatus in the health appender). Unknown and inaccessible nodes get none.
+    /// The node's status: its request status merged with its workloads' replica status, as
+    /// the health API computes it (Kiali's calculateHealthStatus in the health appender; a
+    /// versioned app node there carries no replica status, here its own workload's).
+    /// Unknown and inaccessible nodes get none.
     fn node_status(&self, n: &Node, rc: &RequestCodes, pods: &Pods<'_>) -> Option<Status> {
         if n.is_inaccessible {
             return None;
@@ -173,7 +166,7 @@ impl Health {
             return None;
         }
         let requests = self.rules.request_status(ns, kind, name, rc);
-        Some(workloads.into_iter().map(pods_status).fold(requests, Status::worst))
+        Some(workloads.into_iter().fold(requests, Status::worst))
     }
 }
 

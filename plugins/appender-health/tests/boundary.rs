@@ -67,8 +67,14 @@ fn nodes_are_judged_on_their_own_traffic_per_direction() {
         name: n.into(),
         kind: "Deployment".into(),
         labels: vec![Label::new("app", n)].into_iter().collect(),
-        pod_count: if n == "gone" { 0 } else { 1 },
+        pod_count: if n == "gone" { 0 } else { 2 },
         has_sidecar: true,
+        replicas: 2,
+        available_replicas: match n {
+            "gone" => 0,
+            "grpc" => 1,
+            _ => 2,
+        },
     });
     let data = AppenderData {
         cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() },
@@ -76,11 +82,11 @@ fn nodes_are_judged_on_their_own_traffic_per_direction() {
     };
     apply(&request(GraphType::Workload, false), &data, &mut g);
     assert_eq!(status(&g, "flaky").as_deref(), Some("failure"), "15 % 503 inbound");
-    assert_eq!(status(&g, "grpc").as_deref(), Some("degraded"), "2 % grpc 14");
+    assert_eq!(status(&g, "grpc").as_deref(), Some("degraded"), "2 % grpc 14, 1 of 2 up");
     // The caller saw both on its outbound calls: the worst of them.
     assert_eq!(status(&g, "caller").as_deref(), Some("failure"));
-    assert_eq!(status(&g, "idle").as_deref(), Some("healthy"), "no traffic, pods up");
-    assert_eq!(status(&g, "gone").as_deref(), Some("na"), "no traffic, no pods");
+    assert_eq!(status(&g, "idle").as_deref(), Some("healthy"), "no traffic, replicas up");
+    assert_eq!(status(&g, "gone").as_deref(), Some("failure"), "none of 2 available");
 }
 
 #[test]
