@@ -250,7 +250,7 @@ impl Default for AuthConfig {
 pub struct PluginsConfig {
     /// Folders scanned for plugin libraries, in order.
     pub dirs: Vec<String>,
-    /// Order of appenders beyond the bundled seven.
+    /// Order of appenders beyond the bundled eight.
     pub appenders: Vec<String>,
 }
 
