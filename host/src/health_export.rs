@@ -21,7 +21,10 @@ use crate::{
 pub fn spawn(state: Arc<AppState>) {
     let every = state.config.health.export_interval.0;
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
+        // The first refresh comes one interval after start-up, not during it; and a simulator
+        // on the `query` clock, which a test moves to the times it asks about, is left alone
+        // for that long.
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         // The label sets set by the last refresh, to drop objects that went away.
         let mut exported: HashSet<HealthLabels> = HashSet::new();
