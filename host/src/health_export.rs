@@ -32,7 +32,8 @@ pub fn spawn(state: Arc<AppState>) {
             tick.tick().await;
             let started = Instant::now();
             match refresh(&state, &mut exported).await {
-                Ok((namespaces, queries)) => tracing::debug!(
+                // One line a refresh (a minute by default): what it cost.
+                Ok((namespaces, queries)) => tracing::info!(
                     namespaces,
                     queries,
                     ms = started.elapsed().as_millis() as u64,
