@@ -47,7 +47,8 @@ pub fn spawn(state: Arc<AppState>) {
     });
 }
 
-/// One refresh: every exported namespace's objects. Returns the namespaces and queries.
+/// One refresh: every exported namespace's objects. Returns the namespaces exported and the
+/// queries planned.
 pub async fn refresh(
     state: &Arc<AppState>,
     exported: &mut HashSet<HealthLabels>,
@@ -58,7 +59,7 @@ pub async fn refresh(
     let gauge = &telemetry::metrics().health_status;
     let now = state.metrics.default_time();
     let mut seen: HashSet<HealthLabels> = HashSet::new();
-    let (mut namespaces, mut queries) = (0, 0);
+    let (mut namespaces, mut queries, mut failed) = (0, 0, 0);
     for ns_state in cluster.namespaces().filter(|n| wanted.is_empty() || wanted.contains(&n.name)) {
         let ns = ns_state.name.as_str();
         let ri = namespace_window(DEFAULT_RATE_INTERVAL, ns_state, now);
@@ -66,11 +67,21 @@ pub async fn refresh(
         let app_queries = namespace_queries(ns, Kind::App, ri, now);
         let svc_queries = namespace_queries(ns, Kind::Service, ri, now);
         queries += app_queries.len() + svc_queries.len();
-        let (apps, services) = tokio::try_join!(
+        let answers = tokio::try_join!(
             state.metrics.query_all(app_queries),
             state.metrics.query_all(svc_queries)
-        )
-        .map_err(|e| format!("namespace {ns}: {e}"))?;
+        );
+        let (apps, services) = match answers {
+            Ok(a) => a,
+            Err(e) => {
+                // One namespace's failure does not hold the others back; its objects keep
+                // their last values until a refresh gets through.
+                tracing::debug!(namespace = ns, error = %e, "health export: namespace skipped");
+                seen.extend(exported.iter().filter(|l| l.namespace == ns).cloned());
+                failed += 1;
+                continue;
+            }
+        };
         namespaces += 1;
         for (kind, results) in
             [(Kind::App, &apps), (Kind::Workload, &apps), (Kind::Service, &services)]
@@ -95,5 +106,11 @@ pub async fn refresh(
         gauge.remove(gone);
     }
     *exported = seen;
+    if failed > 0 {
+        if namespaces == 0 {
+            return Err(format!("every one of {failed} namespaces failed"));
+        }
+        tracing::warn!(failed, "health export: namespaces skipped, their last values kept");
+    }
     Ok((namespaces, queries))
 }

@@ -234,6 +234,18 @@ fn mesh(dir: &Path) -> Fixture {
 fn start(prom: &PromServer, rules: &str) -> Meshlens {
     let snapshot = tempfile::tempdir().expect("temp dir");
     std::fs::write(snapshot.path().join("hx.yaml"), manifests()).expect("write manifests");
+    // Another namespace, for export_namespaces.
+    std::fs::write(
+        snapshot.path().join("other.yaml"),
+        manifests()
+            .replace(&format!("\"namespace\":\"{NS}\""), "\"namespace\":\"other\"")
+            .replace(
+                &format!("\"name\":\"{NS}\",\"uid\":\"ns-{NS}\""),
+                "\"name\":\"other\",\"uid\":\"ns-other\"",
+            )
+            .replace("\"uid\":\"", "\"uid\":\"o-"),
+    )
+    .expect("write manifests");
     let mut packages: Vec<&str> =
         BUNDLED.iter().copied().filter(|p| p.starts_with("appender-")).collect();
     packages.push("metrics-prometheus");
@@ -419,6 +431,33 @@ fn custom_rules_change_the_statuses_everywhere() {
     assert_eq!((rate[1]["name"].as_str(), rate[1]["namespace"].as_str()), (Some(".*"), Some("hx")));
     assert_eq!(rate[1]["tolerance"][0]["degraded"], 1.0);
     assert_eq!(rate[2]["tolerance"][0]["code"], "5XX");
+}
+
+#[test]
+fn export_namespaces_limits_the_gauge() {
+    let prom = PromServer::start_empty();
+    let m = start(&prom, "export_namespaces = [\"other\"]\n");
+    let line = "meshlens_health_status{namespace=\"other\",kind=\"workload\",name=\"down-v1\",status=\"failure\"} 1";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut text = String::new();
+    while Instant::now() < deadline {
+        text = m.get("/metrics").text();
+        if text.contains(line) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(text.contains(line), "{}", gauge_lines(&text));
+    // No traffic at all: replicas decide, and a service has nothing to judge.
+    assert!(text.contains("meshlens_health_status{namespace=\"other\",kind=\"app\",name=\"idle\",status=\"healthy\"} 1"));
+    assert!(text.contains(
+        "meshlens_health_status{namespace=\"other\",kind=\"service\",name=\"idle\",status=\"na\"} 1"
+    ));
+    assert!(
+        !text.contains(&format!("namespace=\"{NS}\"")),
+        "{NS} is not exported:\n{}",
+        gauge_lines(&text)
+    );
 }
 
 #[test]

@@ -63,68 +63,64 @@ fn status(ctx: Ctx) -> HandlerFuture {
 }
 
 async fn status_info(ctx: &Ctx) -> StatusInfo {
-    {
-        let state = &ctx.state;
-        // A TokenReview may be slow: /status does not wait long for one (then: not authenticated).
-        let check = state.auth.check(&ctx.headers, ctx.client.map(|c| c.ip()));
-        let authenticated = matches!(
-            tokio::time::timeout(std::time::Duration::from_secs(1), check).await,
-            Ok(Ok(_))
-        );
-        let mut status = std::collections::BTreeMap::new();
-        status.insert("state".to_string(), "running".to_string());
-        status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
-        status.insert("authStrategy".to_string(), state.config.auth.strategy.name().to_string());
+    let state = &ctx.state;
+    // A TokenReview may be slow: /status does not wait long for one (then: not authenticated).
+    let check = state.auth.check(&ctx.headers, ctx.client.map(|c| c.ip()));
+    let authenticated =
+        matches!(tokio::time::timeout(std::time::Duration::from_secs(1), check).await, Ok(Ok(_)));
+    let mut status = std::collections::BTreeMap::new();
+    status.insert("state".to_string(), "running".to_string());
+    status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
+    status.insert("authStrategy".to_string(), state.config.auth.strategy.name().to_string());
 
-        let mut services = Vec::new();
-        let seen = state.lifecycle.backend();
-        services.push(ExternalService {
-            name: if seen.name.is_empty() {
-                state.metrics.backend_name().to_string()
-            } else {
-                seen.name.clone()
-            },
-            version: if seen.version.is_empty() { "unknown".into() } else { seen.version.clone() },
-            url: (!seen.url.is_empty()).then(|| seen.url.clone()),
-        });
-        services.push(ExternalService {
-            name: "Kubernetes".into(),
-            version: state.cluster.version(),
-            url: None,
-        });
-        let mut warnings = state.warnings.clone();
-        warnings.extend(state.cluster.access_warnings());
-        if let Some(version) = mesh_version(state).await {
-            if major_below_one(&version) {
-                warnings.push(format!(
-                    "Istio version {version} is not supported, the version should be >= 1.0"
-                ));
-            }
-            services.push(ExternalService { name: "Istio".into(), version, url: None });
+    let mut services = Vec::new();
+    let seen = state.lifecycle.backend();
+    services.push(ExternalService {
+        name: if seen.name.is_empty() {
+            state.metrics.backend_name().to_string()
+        } else {
+            seen.name.clone()
+        },
+        version: if seen.version.is_empty() { "unknown".into() } else { seen.version.clone() },
+        url: (!seen.url.is_empty()).then(|| seen.url.clone()),
+    });
+    services.push(ExternalService {
+        name: "Kubernetes".into(),
+        version: state.cluster.version(),
+        url: None,
+    });
+    let mut warnings = state.warnings.clone();
+    warnings.extend(state.cluster.access_warnings());
+    if let Some(version) = mesh_version(state).await {
+        if major_below_one(&version) {
+            warnings.push(format!(
+                "Istio version {version} is not supported, the version should be >= 1.0"
+            ));
         }
-        let ext = &state.config.external_services;
-        if let Some(url) = &ext.grafana.url {
-            services.push(ExternalService {
-                name: "Grafana".into(),
-                version: "unknown".into(),
-                url: Some(url.clone()),
-            });
-        }
-        if let Some(url) = &ext.tracing.url {
-            services.push(ExternalService {
-                name: "Tracing".into(),
-                version: "unknown".into(),
-                url: Some(url.clone()),
-            });
-        }
-        if !authenticated {
-            for s in &mut services {
-                s.url = None;
-            }
-            warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
-        }
-        StatusInfo { status, external_services: services, warning_messages: warnings }
+        services.push(ExternalService { name: "Istio".into(), version, url: None });
     }
+    let ext = &state.config.external_services;
+    if let Some(url) = &ext.grafana.url {
+        services.push(ExternalService {
+            name: "Grafana".into(),
+            version: "unknown".into(),
+            url: Some(url.clone()),
+        });
+    }
+    if let Some(url) = &ext.tracing.url {
+        services.push(ExternalService {
+            name: "Tracing".into(),
+            version: "unknown".into(),
+            url: Some(url.clone()),
+        });
+    }
+    if !authenticated {
+        for s in &mut services {
+            s.url = None;
+        }
+        warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
+    }
+    StatusInfo { status, external_services: services, warning_messages: warnings }
 }
 
 /// The mesh's version, when the cluster shows it: the image tag of the control plane
