@@ -136,7 +136,7 @@ OPS = [
      "carry 'Cache-Control: no-store'.",
      [], ref("TokenGenerated"), [401, 404, 429, 500, 503],
      {"400": {"description": "BadRequest: strategy anonymous issues no tokens", "schema": ref("ResponseError")}}),
-    ("/config", "getConfig", "status", "Configuration of the service (StatusInfo).", [], ref("StatusInfo"), [401, 500]),
+    ("/config", "getConfig", "status", "Configuration of the service: StatusInfo plus the effective health rules (healthConfig).", [], ref("ConfigInfo"), [401, 500]),
     ("/grafana", "dashboardInfo", "external", "URL and descriptors of the external dashboard tool.", [],
      ref("DashboardToolInfo"), [401, 500, 503], {"204": {"description": "Display link disabled (empty body)"}}),
     ("/jaeger", "tracingInfo", "external", "URL of the external tracing tool.", [], ref("TracingToolInfo"), [401, 404, 406]),
@@ -211,11 +211,29 @@ VALIDATION = obj({"name": S, "objectType": S, "valid": B,
 TRAFFIC = obj({"protocol": S, "rates": nullable(mp(S))})
 # Appenders outside the bundle may add their own fields to nodes and edges.
 APPENDER_FIELD = {"description": "An appender's own field: a boolean, number, string or null."}
+STATUS_INFO = obj({"status": mp(S), "externalServices": arr(obj({"name": S, "url": S, "version": S}, optional=["url"])),
+                   "warningMessages": arr(S)})
+HEALTH_STATUS = {"type": "string", "enum": ["healthy", "degraded", "failure", "na"],
+                 "description": "Computed health: the worst of the request status (under the configured [[health.rate]] "
+                                "rules, Kiali's health_config) and the workload status (none available: failure, fewer "
+                                "than desired: degraded). na: nothing to judge (a service without traffic, a workload "
+                                "scaled to zero)."}
+TOLERANCE = obj({
+    "code": {"type": "string", "description": "Regex on the response code (gRPC: grpc_response_status; no response: -); X stands for a digit."},
+    "direction": {"type": "string", "description": "Regex on inbound or outbound."},
+    "protocol": {"type": "string", "description": "Regex on the request protocol (http, grpc)."},
+    "degraded": {**N, "description": "Percent of the protocol's requests in that direction at or above which the object is degraded."},
+    "failure": {**N, "description": "Percent at or above which the object has failed."}})
+HEALTH_CONFIG = {**obj({"rate": arr(obj({"namespace": S, "kind": S, "name": S, "tolerance": arr(TOLERANCE)}))}),
+                 "description": "The effective health rules: the configured [[health.rate]] entries in order, then Kiali's "
+                                "default entry. The first entry whose namespace, kind and name match an object applies to it."}
 
 DEFS = {
     "ResponseError": obj({"code": {"type": "integer", "format": "int32"}, "message": S}),
-    "StatusInfo": obj({"status": mp(S), "externalServices": arr(obj({"name": S, "url": S, "version": S}, optional=["url"])),
-                       "warningMessages": arr(S)}),
+    "StatusInfo": STATUS_INFO,
+    "ConfigInfo": obj({**STATUS_INFO["properties"], "healthConfig": ref("HealthConfig")}),
+    "HealthStatus": HEALTH_STATUS,
+    "HealthConfig": HEALTH_CONFIG,
     "TokenGenerated": obj({"token": S, "expired_at": S}),
     "DashboardToolInfo": obj({"url": S, "serviceDashboardPath": S, "workloadDashboardPath": S, "varNamespace": S,
                               "varService": S, "varWorkload": S}),
@@ -225,22 +243,25 @@ DEFS = {
     "ProxyHealth": PROXY,
     "AppHealth": obj({"deploymentStatuses": arr(ref("DeploymentStatus")),
                       "proxy": arr(obj({"service": S, "inbound": ref("ProxyHealth"), "outbound": ref("ProxyHealth")})),
-                      "requests": REQUESTS}),
-    "ServiceHealth": obj({"proxy": obj({"inbound": ref("ProxyHealth"), "outbound": ref("ProxyHealth")}), "requests": REQUESTS}),
-    "WorkloadHealth": obj({"deploymentStatus": ref("DeploymentStatus"), "requests": REQUESTS}),
+                      "requests": REQUESTS, "status": ref("HealthStatus")}),
+    "ServiceHealth": obj({"proxy": obj({"inbound": ref("ProxyHealth"), "outbound": ref("ProxyHealth")}), "requests": REQUESTS,
+                          "status": ref("HealthStatus")}),
+    "WorkloadHealth": obj({"deploymentStatus": ref("DeploymentStatus"), "requests": REQUESTS, "status": ref("HealthStatus")}),
     # type=app: workloadStatuses; type=workload: workloadStatus; type=service: requests only.
     "NamespaceAppHealth": mp(obj({"requests": obj({"errorRatio": N, "inboundErrorRatio": N, "outboundErrorRatio": N}),
                                   "workloadStatuses": arr(ref("DeploymentStatus")),
-                                  "workloadStatus": ref("DeploymentStatus")},
+                                  "workloadStatus": ref("DeploymentStatus"), "status": ref("HealthStatus")},
                                  optional=["workloadStatuses", "workloadStatus"])),
     "NodeData": obj({"id": S, "parent": S, "nodeType": S, "namespace": S, "workload": S, "app": S, "version": S,
                      "service": S, "destServices": mp(B), "traffic": arr(TRAFFIC), "hasCB": B, "hasMissingSC": B,
                      "hasVS": B, "hasHTTPRoute": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
-                     "isRoot": B, "isServiceEntry": S, "isUnused": B, "isAmbient": B, "isWaypoint": B},
+                     "isRoot": B, "isServiceEntry": S, "isUnused": B, "isAmbient": B, "isWaypoint": B,
+                     "healthStatus": {**ref("HealthStatus"), "description": "Set by the health appender: the node's status "
+                                      "over the graph's own window (app, service and workload nodes)."}},
                     optional=["parent", "workload", "app", "version", "service", "destServices", "traffic",
                               "hasCB", "hasMissingSC", "hasVS", "hasHTTPRoute", "isDead", "isGroup", "isInaccessible",
                               "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused",
-                              "isAmbient", "isWaypoint"],
+                              "isAmbient", "isWaypoint", "healthStatus"],
                     open_fields=APPENDER_FIELD),
     "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B},
                     optional=["responseTime", "isMTLS", "isUnused"], open_fields=APPENDER_FIELD),

@@ -24,6 +24,7 @@ pub struct Config {
     pub dashboards: DashboardsConfig,
     pub log: LogConfig,
     pub limits: LimitsConfig,
+    pub health: HealthConfig,
     /// `[appenders.<name>]`: each appender's own table, handed to its `configure`.
     pub appenders: BTreeMap<String, serde_json::Value>,
 }
@@ -291,7 +292,7 @@ impl Default for AuthConfig {
 pub struct PluginsConfig {
     /// Folders scanned for plugin libraries, in order.
     pub dirs: Vec<String>,
-    /// Order of appenders beyond the bundled eight.
+    /// Order of appenders beyond the bundled nine.
     pub appenders: Vec<String>,
 }
 
@@ -433,6 +434,43 @@ impl Default for LimitsConfig {
             max_backend_queries: 32,
             cpu_threads: 0,
         }
+    }
+}
+
+/// `[health]`: the rules that judge health (`[[health.rate]]`, Kiali's `health_config.rate`)
+/// and the background export of `meshlens_health_status`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HealthConfig {
+    /// Checked in order; the first whose namespace, kind and name match applies, and Kiali's
+    /// default rule comes after them all.
+    pub rate: Vec<meshlens_health::RateRule>,
+    /// How often the gauge is refreshed.
+    pub export_interval: HumanDuration,
+    /// The namespaces the gauge covers; empty: every namespace.
+    pub export_namespaces: Vec<String>,
+    /// `rate` compiled, once (start-up refuses rules that do not compile).
+    #[serde(skip)]
+    compiled: std::sync::OnceLock<meshlens_health::Rules>,
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            rate: Vec::new(),
+            export_interval: HumanDuration(Duration::from_secs(60)),
+            export_namespaces: Vec::new(),
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl HealthConfig {
+    /// The compiled rules (the default rule alone if `rate` were invalid, which
+    /// [`Config::validate`] refuses before serving).
+    pub fn rules(&self) -> &meshlens_health::Rules {
+        self.compiled
+            .get_or_init(|| meshlens_health::Rules::compile(&self.rate).unwrap_or_default())
     }
 }
 
@@ -584,6 +622,14 @@ impl Config {
             if !table.is_object() {
                 fail(&format!("appenders.{name}"), "expected a table");
             }
+        }
+        if let Err(problems) = meshlens_health::Rules::compile(&self.health.rate) {
+            for p in problems {
+                fail(&p.key, &p.reason);
+            }
+        }
+        if self.health.export_interval.0.is_zero() {
+            fail("health.export_interval", "must be above zero");
         }
         out
     }
@@ -908,6 +954,36 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(err.contains("auth.trusted_proxies"), "{err}");
+    }
+
+    #[test]
+    fn health_rules_are_read_and_every_bad_one_named() {
+        let ok = "[auth]\nstrategy = \"anonymous\"\n[[health.rate]]\nnamespace = \"bookinfo\"\nkind = \"app\"\nname = \"reviews\"\n[[health.rate.tolerance]]\ncode = \"^4\\\\d\\\\d$\"\ndirection = \".*\"\nprotocol = \"http\"\ndegraded = 10\nfailure = 20.5\n";
+        let cfg = from_toml(ok).unwrap();
+        let t = &cfg.health.rate[0].tolerance[0];
+        assert_eq!((t.code.as_deref(), t.degraded, t.failure), (Some("^4\\d\\d$"), 10.0, 20.5));
+        assert_eq!(cfg.health.rules().effective().len(), 2);
+        assert_eq!(cfg.health.export_interval.0, Duration::from_secs(60));
+        let bad = "[auth]\nstrategy = \"anonymous\"\n[[health.rate]]\nname = \"(\"\n[[health.rate.tolerance]]\ncode = \"5XX\"\n[[health.rate.tolerance]]\ncode = \"[\"\ndegraded = 30\nfailure = 20\n";
+        let err = from_toml(bad).unwrap_err();
+        let ConfigError::Several(all) = &err else {
+            panic!("expected several problems, got {err}")
+        };
+        let keys: Vec<String> = all
+            .iter()
+            .map(|e| match e {
+                ConfigError::Invalid { key, .. } => key.clone(),
+                other => panic!("unexpected {other}"),
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "health.rate[0].name",
+                "health.rate[0].tolerance[1].code",
+                "health.rate[0].tolerance[1].degraded"
+            ]
+        );
     }
 
     #[test]

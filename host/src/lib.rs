@@ -13,6 +13,7 @@ pub mod console;
 pub mod dropper;
 pub mod error;
 pub mod flights;
+pub mod health_export;
 pub mod lifecycle;
 pub mod limits;
 pub mod listener;

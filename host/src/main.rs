@@ -85,20 +85,25 @@ fn check_config(config_path: Option<PathBuf>) -> ExitCode {
         println!("configuration is valid");
         return ExitCode::SUCCESS;
     }
+    print_problems(&problems);
+    ExitCode::from(2)
+}
+
+/// One line per problem, each naming its key.
+fn print_problems(problems: &[ConfigError]) {
     for p in problems.iter().flat_map(|p| match p {
         ConfigError::Several(all) => all.iter().collect(),
         one => vec![one],
     }) {
         eprintln!("meshlens: {p}");
     }
-    ExitCode::from(2)
 }
 
 fn serve(config_path: Option<PathBuf>) -> ExitCode {
     let config = match Config::load(config_path.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("meshlens: {e}");
+            print_problems(&[e]);
             return ExitCode::from(2);
         }
     };

@@ -42,6 +42,7 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     println!("meshlens listening on {scheme}://{addr}");
 
     crate::lifecycle::spawn_status_refresh(state.clone());
+    crate::health_export::spawn(state.clone());
     let router = Arc::new(Router::new(api::all_routes(), &state.config.server.web_root));
     let handler_state = state.clone();
     let filter = warp::method()

@@ -58,8 +58,14 @@ impl AppState {
             .collect();
 
         for a in &registry.appenders {
-            let table =
+            let mut table =
                 config.appenders.get(&a.name).cloned().unwrap_or_else(|| serde_json::json!({}));
+            // The health appender judges nodes by the same `[health]` rules as the API.
+            if a.name == "health"
+                && let Some(t) = table.as_object_mut()
+            {
+                t.entry("rate").or_insert_with(|| serde_json::json!(config.health.rate));
+            }
             configure(&format!("appenders.{}", a.name), |json| a.object.configure(json), &table)?;
         }
         let dash_table =

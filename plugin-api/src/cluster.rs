@@ -46,6 +46,10 @@ pub struct WorkloadInfo {
     pub pod_count: u32,
     /// Every pod carries the sidecar (and there is at least one pod).
     pub has_sidecar: bool,
+    /// Desired replicas (0: scaled to zero).
+    pub replicas: i32,
+    /// Replicas available now.
+    pub available_replicas: i32,
 }
 
 /// A Kubernetes Service as appenders see it.

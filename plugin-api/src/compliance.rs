@@ -209,6 +209,7 @@ fn cluster(with_labels: bool) -> ClusterData {
         },
         pod_count: pods,
         has_sidecar: sc,
+        ..Default::default()
     };
     let obj = |kind: &str, ns: &str, spec: &str| ConfigObject {
         kind: kind.into(),

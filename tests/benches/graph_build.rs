@@ -118,6 +118,7 @@ fn main() {
                     .collect(),
                 pod_count: 1,
                 has_sidecar: w % 7 != 0,
+                ..Default::default()
             })
         })
         .collect();

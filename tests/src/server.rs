@@ -93,6 +93,7 @@ pub const BUNDLED: &[&str] = &[
     "appender-mesh",
     "appender-sidecars-check",
     "appender-ambient",
+    "appender-health",
     "metrics-prometheus",
     "metrics-openmetrics-file",
     "metrics-simulator",

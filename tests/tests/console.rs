@@ -319,21 +319,18 @@ fn console_on_the_demo() {
         let v = m.get("/api/namespaces/bookinfo/mesh_validations").json();
         let errors = v.to_string().matches("\"severity\":\"error\"").count();
         assert_eq!(book["errors"], json!(errors), "{book}");
+        // The card counts the server's statuses, with no thresholds of its own.
         let apps = m.get("/api/namespaces/bookinfo/health").json();
-        let total = book["healthy"].as_u64().unwrap_or(0)
-            + book["degraded"].as_u64().unwrap_or(0)
-            + book["failing"].as_u64().unwrap_or(0);
-        let with_data = apps
-            .as_object()
-            .expect("health")
-            .values()
-            .filter(|h| {
-                h["requests"]["errorRatio"].as_f64().unwrap_or(-1.0) >= 0.0
-                    || !h["workloadStatuses"].as_array().is_none_or(Vec::is_empty)
-            })
-            .count();
-        assert_eq!(total as usize, with_data, "{book} vs {apps}");
-        // productpage has 5 % errors: degraded; nothing in the demo is failing by error rate.
+        let count = |status: &str| {
+            apps.as_object().expect("health").values().filter(|h| h["status"] == status).count()
+                as u64
+        };
+        for (card, status) in
+            [("healthy", "healthy"), ("degraded", "degraded"), ("failing", "failure")]
+        {
+            assert_eq!(book[card].as_u64(), Some(count(status)), "{card}: {book} vs {apps}");
+        }
+        // productpage has 5 % 500s: degraded under the default rule.
         assert!(book["degraded"].as_u64().unwrap_or(0) >= 1, "{book}");
         c.find(Locator::Css("[data-testid=ns-card][data-namespace=bookinfo]"))
             .await
@@ -344,6 +341,20 @@ fn console_on_the_demo() {
         wait_graph(&c).await;
         let url = c.current_url().await.expect("url");
         assert!(url.as_str().contains("/console/graph?namespaces=bookinfo"), "{url}");
+        // Nodes are coloured by the server's healthStatus (the health appender), nothing else.
+        let colours = js(
+            &c,
+            "const cls = {healthy: 'healthy', degraded: 'degraded', failure: 'failing'}; \
+             const ns = window.meshlensGraph.nodes(); \
+             return {wrong: ns.filter(n => !n.hasClass('c-' + (cls[n.data('healthStatus')] || 'na'))).map(n => n.id()), \
+                     judged: ns.filter(n => n.data('healthStatus')).length, \
+                     unhealthy: ns.filter(n => ['degraded', 'failure'].includes(n.data('healthStatus'))).length}",
+            vec![],
+        )
+        .await;
+        assert_eq!(colours["wrong"], json!([]), "{colours}");
+        assert!(colours["judged"].as_u64().unwrap_or(0) > 0, "{colours}");
+        assert!(colours["unhealthy"].as_u64().unwrap_or(0) > 0, "{colours}");
 
         // The drawn graph is the API's, for several parameter sets (boxes included).
         for (q, api) in [

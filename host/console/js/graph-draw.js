@@ -3,13 +3,14 @@
 /* global cytoscape, cytoscapeDagre, cytoscapeFcose */
 
 import { nodeName } from './find.js';
-import { edgeRps, edgeErrPct, nodeErrPct } from './rates.js';
-import { statusOfErrorPercent } from './health.js';
+import { edgeRps, edgeErrPct } from './rates.js';
+import { statusClass, statusOfErrorPercent } from './health.js';
 
 cytoscape.use(cytoscapeDagre);
 cytoscape.use(cytoscapeFcose);
 
-// Error-rate colours (README, "The console"): >= 20 % failing, > 0.1 % degraded.
+// Node colours: the server's `healthStatus` (health appender); edge colours: the error rate
+// (README, "The console"): >= 20 % failing, > 0.1 % degraded.
 export const COLORS = { healthy: '#3e8635', degraded: '#ec7a08', failing: '#c9190b', na: '#8a8d90', tcp: '#0066cc' };
 const SHAPES = { app: 'round-rectangle', workload: 'ellipse', service: 'triangle', unknown: 'diamond' };
 const BIG = 300; // nodes: above this, fcose instead of dagre, and lighter edges
@@ -73,7 +74,7 @@ export function toElements(graph, edgeMode) {
   const multiNs = new Set(nodes.map((n) => n.data.namespace).filter((n) => n && n !== 'unknown')).size > 1;
   return {
     nodes: nodes.map((n) => {
-      const colour = statusOfErrorPercent(nodeErrPct(n.data));
+      const colour = statusClass(n.data.healthStatus);
       return {
         data: { ...n.data, label: nodeLabel(n.data, multiNs), color: COLORS[colour] || COLORS.na, shape: SHAPES[n.data.nodeType] || 'ellipse' },
         classes: nodeClasses(n.data, colour),

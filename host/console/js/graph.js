@@ -104,7 +104,9 @@ export async function renderGraph(main, params) {
       el('div', { class: 'actions' }, reload, exportSel)),
     el('div', { class: 'graph-area' }, container, panel), status,
     el('p', { class: 'legend', 'data-testid': 'legend' },
-      el('span', { class: 'sw ok' }), 'error rate ≤ 0.1 % ', el('span', { class: 'sw warn' }), '> 0.1 % ', el('span', { class: 'sw bad' }), '≥ 20 % ',
+      'nodes: the server\'s health status (',
+      el('span', { class: 'sw ok' }), 'healthy ', el('span', { class: 'sw warn' }), 'degraded ', el('span', { class: 'sw bad' }), 'failure ', el('span', { class: 'sw na' }), 'n/a) · ',
+      'edges: error rate ', el('span', { class: 'sw ok' }), '≤ 0.1 % ', el('span', { class: 'sw warn' }), '> 0.1 % ', el('span', { class: 'sw bad' }), '≥ 20 % ',
       el('span', { class: 'sw na' }), 'no traffic ', el('span', { class: 'sw tcp' }), 'TCP · ', el('span', { class: 'lock' }), 'mTLS (at the edge\'s start) · ',
       '○ workload ▢ app △ service ◇ service entry / unknown · dashed: unused or dead · [CB] circuit breaker [VS] virtual service [SE] service entry [ambient] ztunnel-captured [waypoint] waypoint proxy'));
 

@@ -1,9 +1,10 @@
-// Health status from the API's numbers. Thresholds (documented in README, "The console"):
-// error ratio >= 20 % is failing, > 0.1 % is degraded; a workload with fewer available than
-// desired replicas is degraded, none available (of some desired) is failing.
+// Health status as the server computes it (the [health] rules, README "Health"): the console
+// shows the health answers' `status` and the graph nodes' `healthStatus`, and has no node
+// thresholds of its own. Edges, which carry no status, are coloured by their error rate:
+// >= 20 % failing, > 0.1 % degraded (README, "The console").
 
-export const DEGRADED = 0.1; // percent
-export const FAILURE = 20; // percent
+export const DEGRADED = 0.1; // percent, edges only
+export const FAILURE = 20; // percent, edges only
 
 export function statusOfErrorPercent(pct) {
   if (!Number.isFinite(pct)) return 'na';
@@ -12,31 +13,23 @@ export function statusOfErrorPercent(pct) {
   return 'healthy';
 }
 
-function workloadsStatus(statuses) {
-  let s = 'healthy';
-  for (const w of statuses || []) {
-    if (w.replicas > 0 && w.available === 0) return 'failing';
-    if (w.available < w.replicas) s = 'degraded';
-  }
-  return s;
+// The server's words, as the console's colour classes (`failure` is drawn as `failing`).
+const CLASS = { healthy: 'healthy', degraded: 'degraded', failure: 'failing', na: 'na' };
+
+/** The colour class of a server status (`na` when there is none). */
+export function statusClass(status) {
+  return CLASS[status] || 'na';
 }
 
 const rank = { na: 0, healthy: 1, degraded: 2, failing: 3 };
 export function worst(...states) { return states.reduce((a, b) => (rank[b] > rank[a] ? b : a), 'na'); }
 
-/** Status of one entry of namespaceHealth (type=app). */
+/** Status of one entry of namespaceHealth (its own `status`). */
 export function appStatus(h) {
-  const ratio = h && h.requests ? h.requests.errorRatio : undefined;
-  const traffic = typeof ratio === 'number' && ratio >= 0 ? statusOfErrorPercent(ratio * 100) : 'na';
-  const wl = h && h.workloadStatuses && h.workloadStatuses.length ? workloadsStatus(h.workloadStatuses) : 'na';
-  return worst(traffic, wl);
+  return statusClass(h && h.status);
 }
 
-/** Status of an appHealth / workloadHealth / serviceHealth answer. */
+/** Status of an appHealth / workloadHealth / serviceHealth answer (its `status`). */
 export function objectStatus(h) {
-  const r = h && h.requests;
-  const pct = r && r.requestCount > 0 ? (100 * r.requestErrorCount) / r.requestCount : NaN;
-  const wl = h.deploymentStatuses ? workloadsStatus(h.deploymentStatuses)
-    : h.deploymentStatus ? workloadsStatus([h.deploymentStatus]) : 'na';
-  return worst(statusOfErrorPercent(pct), wl);
+  return statusClass(h && h.status);
 }

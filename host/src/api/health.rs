@@ -1,10 +1,10 @@
 //! appHealth, serviceHealth, workloadHealth and namespaceHealth.
 
-use meshlens_cluster::{NamespaceState, Workload};
+use meshlens_cluster::{ClusterState, NamespaceState, Workload};
 use meshlens_health::{
     AppHealth, DeploymentStatus, Entity, Kind, ServiceHealth, ServiceProxy, Target, WorkloadHealth,
-    namespace_health, namespace_queries, proxy_health, proxy_queries, target_queries,
-    target_requests,
+    namespace_health, namespace_queries, object_status, proxy_health, proxy_queries, target_codes,
+    target_queries, target_requests,
 };
 use meshlens_params::query::first;
 use meshlens_query_batch::{Handle, QueryBatch};
@@ -91,13 +91,51 @@ fn rate_interval(
     ns: &NamespaceState,
     now: i64,
 ) -> Result<u64, ApiError> {
-    let ri = requested.map_or(600, |r| r.0);
+    let ri = requested.map_or(DEFAULT_RATE_INTERVAL, |r| r.0);
     let ri = ctx.state.config.limits.check_window("rateInterval", ri)?;
+    Ok(namespace_window(ri, ns, now))
+}
+
+/// The default `rateInterval`, in seconds; the background export uses it too.
+pub(crate) const DEFAULT_RATE_INTERVAL: u64 = 600;
+
+/// `ri`, shortened to the namespace's age when the namespace is younger.
+pub(crate) fn namespace_window(ri: u64, ns: &NamespaceState, now: i64) -> u64 {
     let created = chrono::DateTime::parse_from_rfc3339(&ns.created_at).map(|t| t.timestamp()).ok();
-    Ok(match created {
+    match created {
         Some(c) if now - c < ri as i64 => (now - c).max(1) as u64,
         _ => ri,
-    })
+    }
+}
+
+/// The objects of a namespace health answer of `kind`, with their replica statuses.
+pub(crate) fn entities(state: &ClusterState, ns_state: &NamespaceState, kind: Kind) -> Vec<Entity> {
+    let ns = ns_state.name.as_str();
+    match kind {
+        Kind::App => state
+            .apps(ns)
+            .iter()
+            .map(|a| Entity {
+                name: a.name.clone(),
+                statuses: Some(a.workloads.iter().map(|w| status_of(w)).collect()),
+                status: None,
+            })
+            .collect(),
+        Kind::Workload => ns_state
+            .workloads
+            .iter()
+            .map(|w| Entity { name: w.name.clone(), statuses: None, status: Some(status_of(w)) })
+            .collect(),
+        Kind::Service => ns_state
+            .services
+            .iter()
+            .map(|s| Entity {
+                name: s.metadata.name.clone().unwrap_or_default(),
+                statuses: None,
+                status: None,
+            })
+            .collect(),
+    }
 }
 
 /// [`rate_interval`] from the query of appHealth, serviceHealth or workloadHealth. Read after
@@ -156,10 +194,22 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
                 ServiceProxy { service, inbound: p.inbound, outbound: p.outbound }
             })
             .collect();
+        let deployment_statuses: Vec<DeploymentStatus> =
+            app.workloads.iter().map(|w| status_of(w)).collect();
+        let results = answers.get(requests);
+        let status = object_status(
+            ctx.state.config.health.rules(),
+            ns,
+            Kind::App,
+            name,
+            &target_codes(results),
+            &deployment_statuses,
+        );
         Reply::json(&AppHealth {
-            deployment_statuses: app.workloads.iter().map(|w| status_of(w)).collect(),
+            deployment_statuses,
             proxy,
-            requests: target_requests(answers.get(requests)),
+            requests: target_requests(results),
+            status,
         })
     })
 }
@@ -179,9 +229,13 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let proxy =
             batch.add(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
         let answers = ctx.state.metrics.fetch(batch).await?;
+        let results = answers.get(requests);
+        let codes = target_codes(results);
+        let rules = ctx.state.config.health.rules();
         Reply::json(&ServiceHealth {
             proxy: proxy_health(answers.get(proxy)),
-            requests: target_requests(answers.get(requests)),
+            requests: target_requests(results),
+            status: object_status(rules, ns, Kind::Service, name, &codes, &[]),
         })
     })
 }
@@ -201,9 +255,19 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
             .metrics
             .query_all(target_queries(ns, Target::Workload(name), ri, now))
             .await?;
+        let deployment_status = status_of(w);
+        let status = object_status(
+            ctx.state.config.health.rules(),
+            ns,
+            Kind::Workload,
+            name,
+            &target_codes(&results),
+            std::slice::from_ref(&deployment_status),
+        );
         Reply::json(&WorkloadHealth {
-            deployment_status: status_of(w),
+            deployment_status,
             requests: target_requests(&results),
+            status,
         })
     })
 }
@@ -219,37 +283,10 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
             state.namespace(ns).ok_or_else(|| ApiError::bad_request("namespace does not exist"))?;
         let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, q.rate_interval, ns_state, now)?;
-        let entities: Vec<Entity> = match kind {
-            Kind::App => state
-                .apps(ns)
-                .iter()
-                .map(|a| Entity {
-                    name: a.name.clone(),
-                    statuses: Some(a.workloads.iter().map(|w| status_of(w)).collect()),
-                    status: None,
-                })
-                .collect(),
-            Kind::Workload => ns_state
-                .workloads
-                .iter()
-                .map(|w| Entity {
-                    name: w.name.clone(),
-                    statuses: None,
-                    status: Some(status_of(w)),
-                })
-                .collect(),
-            Kind::Service => ns_state
-                .services
-                .iter()
-                .map(|s| Entity {
-                    name: s.metadata.name.clone().unwrap_or_default(),
-                    statuses: None,
-                    status: None,
-                })
-                .collect(),
-        };
+        let entities = entities(&state, ns_state, kind);
         let results = ctx.state.metrics.query_all(namespace_queries(ns, kind, ri, now)).await?;
-        Reply::json(&namespace_health(kind, entities, &results))
+        let rules = ctx.state.config.health.rules();
+        Reply::json(&namespace_health(rules, ns, kind, entities, &results))
     })
 }
 

@@ -8,7 +8,7 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::get("Root", "/", status).public(),
         Route::get("getStatus", "/status", status).public(),
-        Route::get("getConfig", "/config", status),
+        Route::get("getConfig", "/config", config),
     ]
 }
 
@@ -19,6 +19,30 @@ pub struct StatusInfo {
     pub status: std::collections::BTreeMap<String, String>,
     pub external_services: Vec<ExternalService>,
     pub warning_messages: Vec<String>,
+}
+
+/// getConfig's answer: StatusInfo plus the effective health rules, so that every client
+/// can show why an object has its status.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConfigInfo {
+    #[serde(flatten)]
+    info: StatusInfo,
+    health_config: HealthConfigView,
+}
+
+/// `{rate: [...]}`: the configured entries in order, then the default entry.
+#[derive(Serialize)]
+struct HealthConfigView {
+    rate: Vec<meshlens_health::RateRule>,
+}
+
+fn config(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let info = status_info(&ctx).await;
+        let rate = ctx.state.config.health.rules().effective();
+        Reply::json(&ConfigInfo { info, health_config: HealthConfigView { rate } })
+    })
 }
 
 /// One external part of the deployment.
@@ -35,68 +59,70 @@ pub struct ExternalService {
 /// unsynced cluster never slows this down. Callers that did not authenticate see no URLs
 /// or file paths.
 fn status(ctx: Ctx) -> HandlerFuture {
-    Box::pin(async move {
-        let state = &ctx.state;
-        // A public route: a session token or an already reviewed Kubernetes token shows the
-        // details; a password is never checked and no review is sent from here.
-        let authenticated = state.auth.check_public(&ctx.headers);
-        let mut status = std::collections::BTreeMap::new();
-        status.insert("state".to_string(), "running".to_string());
-        status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
-        status.insert("authStrategy".to_string(), state.config.auth.strategy.name().to_string());
+    Box::pin(async move { Reply::json(&status_info(&ctx).await) })
+}
 
-        let mut services = Vec::new();
-        let seen = state.lifecycle.backend();
+async fn status_info(ctx: &Ctx) -> StatusInfo {
+    let state = &ctx.state;
+    // A public route: a session token or an already reviewed Kubernetes token shows the
+    // details; a password is never checked and no review is sent from here.
+    let authenticated = state.auth.check_public(&ctx.headers);
+    let mut status = std::collections::BTreeMap::new();
+    status.insert("state".to_string(), "running".to_string());
+    status.insert("version".to_string(), env!("CARGO_PKG_VERSION").to_string());
+    status.insert("authStrategy".to_string(), state.config.auth.strategy.name().to_string());
+
+    let mut services = Vec::new();
+    let seen = state.lifecycle.backend();
+    services.push(ExternalService {
+        name: if seen.name.is_empty() {
+            state.metrics.backend_name().to_string()
+        } else {
+            seen.name.clone()
+        },
+        version: if seen.version.is_empty() { "unknown".into() } else { seen.version.clone() },
+        url: (!seen.url.is_empty()).then(|| seen.url.clone()),
+    });
+    services.push(ExternalService {
+        name: "Kubernetes".into(),
+        version: state.cluster.version(),
+        url: None,
+    });
+    let mut warnings = state.warnings.clone();
+    warnings.extend(state.cluster.access_warnings());
+    // The one place a backend outage shows besides /metrics and the 503s of the
+    // operations that need it (not /ready: see crate::lifecycle).
+    warnings.extend(crate::lifecycle::backend_warning(state, authenticated));
+    if let Some(version) = mesh_version(state).await {
+        if major_below_one(&version) {
+            warnings.push(format!(
+                "Istio version {version} is not supported, the version should be >= 1.0"
+            ));
+        }
+        services.push(ExternalService { name: "Istio".into(), version, url: None });
+    }
+    let ext = &state.config.external_services;
+    if let Some(url) = &ext.grafana.url {
         services.push(ExternalService {
-            name: if seen.name.is_empty() {
-                state.metrics.backend_name().to_string()
-            } else {
-                seen.name.clone()
-            },
-            version: if seen.version.is_empty() { "unknown".into() } else { seen.version.clone() },
-            url: (!seen.url.is_empty()).then(|| seen.url.clone()),
+            name: "Grafana".into(),
+            version: "unknown".into(),
+            url: Some(url.clone()),
         });
+    }
+    if let Some(url) = &ext.tracing.url {
         services.push(ExternalService {
-            name: "Kubernetes".into(),
-            version: state.cluster.version(),
-            url: None,
+            name: "Tracing".into(),
+            version: "unknown".into(),
+            url: Some(url.clone()),
         });
-        let mut warnings = state.warnings.clone();
-        warnings.extend(state.cluster.access_warnings());
-        // The one place a backend outage shows besides /metrics and the 503s of the
-        // operations that need it (not /ready: see crate::lifecycle).
-        warnings.extend(crate::lifecycle::backend_warning(state, authenticated));
-        if let Some(version) = mesh_version(state).await {
-            if major_below_one(&version) {
-                warnings.push(format!(
-                    "Istio version {version} is not supported, the version should be >= 1.0"
-                ));
-            }
-            services.push(ExternalService { name: "Istio".into(), version, url: None });
+    }
+    if !authenticated {
+        for s in &mut services {
+            s.url = None;
         }
-        let ext = &state.config.external_services;
-        if let Some(url) = &ext.grafana.url {
-            services.push(ExternalService {
-                name: "Grafana".into(),
-                version: "unknown".into(),
-                url: Some(url.clone()),
-            });
-        }
-        if let Some(url) = &ext.tracing.url {
-            services.push(ExternalService {
-                name: "Tracing".into(),
-                version: "unknown".into(),
-                url: Some(url.clone()),
-            });
-        }
-        if !authenticated {
-            for s in &mut services {
-                s.url = None;
-            }
-            warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
-        }
-        Reply::json(&StatusInfo { status, external_services: services, warning_messages: warnings })
-    })
+        warnings = warnings.iter().map(|w| crate::lifecycle::redact(w)).collect();
+    }
+    StatusInfo { status, external_services: services, warning_messages: warnings }
 }
 
 /// The mesh's version, when the cluster shows it: the image tag of the control plane

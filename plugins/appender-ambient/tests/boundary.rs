@@ -70,6 +70,7 @@ fn an_unused_waypoint_is_known_by_its_workload_label() {
         labels: plugin_api::compliance::labels(labels),
         pod_count: 1,
         has_sidecar: false,
+        ..Default::default()
     };
     let data = AppenderData {
         cluster: ClusterData {

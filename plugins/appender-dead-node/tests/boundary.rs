@@ -50,6 +50,7 @@ fn removes_artefacts_and_flags_workloads_without_pods() {
         labels: vec![Label::new("app", n)].into_iter().collect(),
         pod_count: if n == "no-pods" { 0 } else { 1 },
         has_sidecar: true,
+        ..Default::default()
     });
     let data = AppenderData {
         cluster: ClusterData { workloads: workloads.into_iter().collect(), ..Default::default() },

@@ -14,6 +14,7 @@ fn w(ns: &str, name: &str, app: &str, version: &str, sidecar: bool) -> WorkloadI
         labels: labels(&[("app", app), ("version", version)]),
         pod_count: 1,
         has_sidecar: sidecar,
+        ..Default::default()
     }
 }
 

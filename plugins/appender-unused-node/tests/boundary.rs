@@ -14,6 +14,7 @@ fn workloads() -> AppenderData {
         labels: labels(&[("app", app), ("version", version)]),
         pod_count: 1,
         has_sidecar: true,
+        ..Default::default()
     };
     let list = vec![
         w("customer-v1", "customer", "v1"),

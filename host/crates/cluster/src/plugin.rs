@@ -25,6 +25,8 @@ pub fn workload_info(w: &Workload) -> WorkloadInfo {
         labels: labels(w.labels.iter()),
         pod_count: u32::try_from(w.pods.len()).unwrap_or(u32::MAX),
         has_sidecar: w.has_sidecar,
+        replicas: w.replicas,
+        available_replicas: w.available_replicas,
     }
 }
 

@@ -13,6 +13,10 @@
 //! `graph/telemetry/istio/util/util.go` `GetReporter` reads `reporter=~"waypoint|source"`).
 //! ztunnel reports only TCP, so a workload with ztunnel alone has no request counts.
 //!
+//! Every answer also carries a computed `status`, judged by the configured rules
+//! ([`Rules`], Kiali's `health_config.rate`) on the request rates by protocol and code,
+//! and by the replicas of the workloads involved ([`workload_status`]).
+//!
 //! The crate plans structured queries and folds their results; it does no I/O.
 #![forbid(unsafe_code)]
 
@@ -21,7 +25,20 @@ use std::collections::BTreeMap;
 use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc};
 use serde::Serialize;
 
+mod rules;
+mod status;
+
+pub use rules::{RateRule, RuleProblem, Rules, ToleranceRule, default_rule, thresholds};
+use status::value;
+pub use status::{
+    ByCode, RequestCodes, Status, add_series, protocol_and_code, target_codes, workload_status,
+};
+
 const REQUESTS: &str = "istio_requests_total";
+
+/// What the status is judged on: the protocol and both codes (gRPC errors are in
+/// `grpc_response_status`, models/health.go in Kiali).
+const CODES: [&str; 3] = ["request_protocol", "response_code", "grpc_response_status"];
 
 /// What a single-object health request is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +63,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The spelling rules match `kind` against.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::App => "app",
+            Kind::Service => "service",
+            Kind::Workload => "workload",
+        }
+    }
+
     /// Parses the `type` parameter.
     pub fn parse(text: &str) -> Option<Kind> {
         match text {
@@ -102,6 +128,8 @@ pub struct AppHealth {
     pub deployment_statuses: Vec<DeploymentStatus>,
     pub proxy: Vec<ServiceProxy>,
     pub requests: Requests,
+    /// The worst of the request status and every workload's status.
+    pub status: Status,
 }
 
 /// ServiceHealth.
@@ -109,6 +137,8 @@ pub struct AppHealth {
 pub struct ServiceHealth {
     pub proxy: ProxyPair,
     pub requests: Requests,
+    /// The request status.
+    pub status: Status,
 }
 
 /// WorkloadHealth.
@@ -117,6 +147,8 @@ pub struct ServiceHealth {
 pub struct WorkloadHealth {
     pub deployment_status: DeploymentStatus,
     pub requests: Requests,
+    /// The worse of the request status and the workload's status.
+    pub status: Status,
 }
 
 /// `{errorRatio, inboundErrorRatio, outboundErrorRatio}`; -1 where there was no traffic.
@@ -139,6 +171,8 @@ pub struct NamespaceEntry {
     /// The workload itself (type workload); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_status: Option<DeploymentStatus>,
+    /// The entry's computed status.
+    pub status: Status,
 }
 
 fn base(matchers: Vec<Matcher>, group_by: &[&str], window_secs: u64, time: i64) -> MetricQuery {
@@ -176,7 +210,7 @@ pub fn target_queries(
     window_secs: u64,
     time: i64,
 ) -> Vec<MetricQuery> {
-    let by = ["response_code"];
+    let by = CODES;
     let (inbound, outbound) = match target {
         Target::App(app) => (
             vec![
@@ -219,10 +253,6 @@ fn is_error(code: Option<&str>) -> bool {
     matches!(code.and_then(|c| c.chars().next()), Some('4' | '5'))
 }
 
-fn value(s: &plugin_api::Series) -> f64 {
-    s.samples.first().map(|x| x.v).filter(|v| v.is_finite()).unwrap_or(0.0)
-}
-
 /// Folds the results of [`target_queries`] (same order) into request counts.
 pub fn target_requests(results: &[impl std::borrow::Borrow<QueryResult>]) -> Requests {
     let mut r = Requests::default();
@@ -248,7 +278,7 @@ pub fn namespace_queries(
     match kind {
         Kind::Service => counted_once(
             vec![Matcher::eq("destination_service_namespace", namespace)],
-            &["destination_service_name", "response_code"],
+            &["destination_service_name", CODES[0], CODES[1], CODES[2]],
             window_secs,
             time,
         )
@@ -256,14 +286,14 @@ pub fn namespace_queries(
         Kind::App | Kind::Workload => {
             let mut qs: Vec<MetricQuery> = counted_once(
                 vec![Matcher::eq("destination_workload_namespace", namespace)],
-                &["destination_app", "destination_workload", "response_code"],
+                &["destination_app", "destination_workload", CODES[0], CODES[1], CODES[2]],
                 window_secs,
                 time,
             )
             .into();
             qs.push(base(
                 vec![from_client(), Matcher::eq("source_workload_namespace", namespace)],
-                &["source_app", "source_workload", "response_code"],
+                &["source_app", "source_workload", CODES[0], CODES[1], CODES[2]],
                 window_secs,
                 time,
             ));
@@ -272,12 +302,13 @@ pub fn namespace_queries(
     }
 }
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 struct Counts {
     in_req: f64,
     in_err: f64,
     out_req: f64,
     out_err: f64,
+    codes: RequestCodes,
 }
 
 fn ratio(err: f64, req: f64) -> f64 {
@@ -305,9 +336,48 @@ pub struct Entity {
     pub status: Option<DeploymentStatus>,
 }
 
+impl Entity {
+    /// The worst replica status of the entity's workloads (`na` for a service).
+    fn workloads_status(&self) -> Status {
+        self.statuses
+            .iter()
+            .flatten()
+            .chain(self.status.iter())
+            .map(DeploymentStatus::status)
+            .fold(Status::Na, Status::worst)
+    }
+}
+
+impl DeploymentStatus {
+    /// The replica status of this workload ([`workload_status`]).
+    pub fn status(&self) -> Status {
+        workload_status(self.replicas, self.available)
+    }
+}
+
+/// The status of one object: its request status under `rules`, merged with the replica
+/// status of its workloads (Kiali's CalculateAppHealth / CalculateWorkloadHealth /
+/// CalculateServiceHealth in business/health_calculator.go).
+pub fn object_status(
+    rules: &Rules,
+    namespace: &str,
+    kind: Kind,
+    name: &str,
+    codes: &RequestCodes,
+    workloads: &[DeploymentStatus],
+) -> Status {
+    workloads
+        .iter()
+        .map(DeploymentStatus::status)
+        .fold(rules.request_status(namespace, kind.as_str(), name, codes), Status::worst)
+}
+
 /// Folds the results of [`namespace_queries`] (same order) into the namespace health map.
-/// Every entity gets an entry, with -1 ratios when it saw no traffic.
+/// Every entity gets an entry, with -1 ratios when it saw no traffic, and its status under
+/// `rules`.
 pub fn namespace_health(
+    rules: &Rules,
+    namespace: &str,
     kind: Kind,
     entities: Vec<Entity>,
     results: &[impl std::borrow::Borrow<QueryResult>],
@@ -326,30 +396,40 @@ pub fn namespace_health(
             let Some(name) = s.labels.get(label) else { continue };
             let v = value(s);
             let err = is_error(s.labels.get("response_code"));
-            let c = counts.entry(name.to_string()).or_default();
+            let c = match counts.get_mut(name) {
+                Some(c) => c,
+                None => counts.entry(name.to_string()).or_default(),
+            };
             if inbound {
                 c.in_req += v;
                 if err {
                     c.in_err += v;
                 }
+                status::add(&mut c.codes.inbound, s, v);
             } else {
                 c.out_req += v;
                 if err {
                     c.out_err += v;
                 }
+                status::add(&mut c.codes.outbound, s, v);
             }
         }
     }
+    let idle = Counts::default();
     entities
         .into_iter()
         .map(|e| {
-            let c = counts.get(&e.name).copied().unwrap_or_default();
+            let c = counts.get(&e.name).unwrap_or(&idle);
+            let status = rules
+                .request_status(namespace, kind.as_str(), &e.name, &c.codes)
+                .worst(e.workloads_status());
             (
                 e.name,
                 NamespaceEntry {
                     requests: c.ratios(),
                     workload_statuses: e.statuses,
                     workload_status: e.status,
+                    status,
                 },
             )
         })

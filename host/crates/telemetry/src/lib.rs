@@ -83,6 +83,19 @@ pub struct PluginLabels {
     pub plugin: String,
 }
 
+/// One object's health status, kube-state-metrics style: one series per status.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HealthLabels {
+    /// The object's namespace.
+    pub namespace: String,
+    /// `app`, `service` or `workload`.
+    pub kind: &'static str,
+    /// The object's name.
+    pub name: String,
+    /// `healthy`, `degraded`, `failure` or `na`.
+    pub status: &'static str,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct BuildLabels {
     version: &'static str,
@@ -142,6 +155,9 @@ pub struct Metrics {
     /// `meshlens_backend_up`: 1 while the metrics backend answers its status probe within
     /// `metrics.stale_after`, else 0 (readiness no longer follows the backend).
     pub backend_up: Gauge,
+    /// `meshlens_health_status{namespace,kind,name,status}`: 1 for the object's current
+    /// status, 0 for the other three (refreshed in the background).
+    pub health_status: Family<HealthLabels, Gauge>,
 }
 
 fn seconds_histogram() -> Histogram {
@@ -181,6 +197,7 @@ impl Metrics {
             admission_queued: Gauge::default(),
             admission_refused: Counter::default(),
             backend_up: Gauge::default(),
+            health_status: Family::default(),
             registry: Registry::default(),
         };
         r.register(
@@ -294,6 +311,11 @@ impl Metrics {
             "backend_up",
             "1 while the metrics backend answers its status probe within metrics.stale_after, else 0",
             m.backend_up.clone(),
+        );
+        r.register(
+            "health_status",
+            "Health of each app, service and workload under the [health] rules: 1 for the current status (healthy, degraded, failure, na), 0 for the others",
+            m.health_status.clone(),
         );
         r.register(
             "build",

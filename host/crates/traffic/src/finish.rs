@@ -6,9 +6,10 @@ use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 
 use crate::options::GraphOptions;
 
-/// The bundled appenders in Kiali's fixed order; `ambient` last, as Kiali runs it as a
-/// finalizer (after unusedNode, which would otherwise add a hidden waypoint back).
-pub const BUNDLED_APPENDERS: [&str; 8] = [
+/// The bundled appenders in Kiali's fixed order; `ambient` then `health` last, as Kiali runs
+/// them as finalizers (ambient after unusedNode, which would otherwise add a hidden waypoint
+/// back; health judges the finished graph).
+pub const BUNDLED_APPENDERS: [&str; 9] = [
     "serviceEntry",
     "deadNode",
     "responseTime",
@@ -17,6 +18,8 @@ pub const BUNDLED_APPENDERS: [&str; 8] = [
     "mesh",
     "sidecarsCheck",
     "ambient",
+    // Last, as Kiali's health appender is a finalizer: it judges the finished graph.
+    "health",
 ];
 
 /// The appenders to run, in order: the bundled ones in Kiali's order, then the others in

@@ -489,7 +489,7 @@ mod tests {
             ("injectServiceNodes", "x", "true, false"),
             ("duration", "10 minutes", "10m"),
             ("queryTime", "yesterday", "Unix time"),
-            ("appenders", "deadNode,nope", "deadNode, mesh, responseTime"),
+            ("appenders", "deadNode,nope", "deadNode, health, mesh, responseTime"),
             ("responseTimeQuantile", "1.5", "between 0 and 1"),
             ("format", "svg", "json, dot"),
             ("ambientTraffic", "all", "total, ztunnel, waypoint, none"),

@@ -68,7 +68,14 @@ fn namespace_health_uses_a_fixed_number_of_queries() {
 #[test]
 fn namespace_ratios_follow_kiali_and_idle_objects_get_minus_one() {
     let results = vec![
-        result(vec![series(&[("destination_app", "reviews"), ("response_code", "500")], 1.6)]),
+        result(vec![series(
+            &[
+                ("destination_app", "reviews"),
+                ("request_protocol", "http"),
+                ("response_code", "500"),
+            ],
+            1.6,
+        )]),
         result(vec![]),
         result(vec![
             series(&[("source_app", "reviews"), ("response_code", "200")], 5.0),
@@ -79,7 +86,7 @@ fn namespace_ratios_follow_kiali_and_idle_objects_get_minus_one() {
         Entity { name: "reviews".into(), statuses: Some(vec![]), status: None },
         Entity { name: "idle".into(), statuses: Some(vec![]), status: None },
     ];
-    let h = namespace_health(Kind::App, entities, &results);
+    let h = namespace_health(&Rules::default(), "bookinfo", Kind::App, entities, &results);
     let r = h["reviews"].requests;
     assert!((r.error_ratio - 5.1 / 10.1).abs() < 1e-9);
     assert_eq!(r.inbound_error_ratio, 1.0);
@@ -90,6 +97,10 @@ fn namespace_ratios_follow_kiali_and_idle_objects_get_minus_one() {
         (-1.0, -1.0, -1.0)
     );
     assert!(!h.contains_key("unlisted"));
+    // 1.6/s of 500 inbound is failure under the default rule; an idle app without
+    // workloads has nothing to judge.
+    assert_eq!(h["reviews"].status, Status::Failure);
+    assert_eq!(h["idle"].status, Status::Na);
 }
 
 #[test]
@@ -112,3 +123,5 @@ fn proxy_gauges_are_named_like_envoy_and_summed_per_direction() {
     assert_eq!(p.inbound, ProxyHealth { healthy: 3, total: 4 });
     assert_eq!(p.outbound, ProxyHealth { healthy: 1, total: 1 });
 }
+
+mod rules;

@@ -1,0 +1,174 @@
+//! `health`: sets each app, service and workload node's `healthStatus` (`healthy`,
+//! `degraded`, `failure` or `na`), judged by the `[health]` rules on the node's own traffic
+//! over the graph's window, as Kiali's health appender does
+//! (graph/telemetry/istio/appender/health.go: node health from the edges' responses, not from
+//! the health cache's fixed window).
+//!
+//! Its queries are the graph's own request queries (same matchers, grouping and window), so
+//! the metrics engine coalesces them with the traffic plan's: no extra backend work.
+#![forbid(unsafe_code)]
+
+use appender_support::labels::{CODE, DST_WL_NS, GRPC_STATUS, PROTOCOL};
+use appender_support::{EdgeIndex, FastMap, OnHops, edge_group_by, node_positions};
+use appender_support::{is_ok, request_families};
+use meshlens_health::{RateRule, RequestCodes, Rules, Status, add_series, workload_status};
+use plugin_api::abi_stable::std_types::{ROption, RString};
+use plugin_api::{
+    AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, HistogramStat,
+    MetricQuery, Node, NodeType, PluginError, QueryTime, RangeFunc, Value,
+};
+
+/// The `health` appender.
+#[derive(Default)]
+pub struct Health {
+    rules: Rules,
+}
+
+impl GraphAppender for Health {
+    fn name(&self) -> &str {
+        "health"
+    }
+    /// `{"rate": [...]}`: the host hands over `[health].rate` (the same rules as the API).
+    fn configure(&mut self, config: &serde_json::Value) -> Result<(), PluginError> {
+        let Some(table) = config.as_object() else {
+            return Err(PluginError::invalid("expected a table"));
+        };
+        if let Some(k) = table.keys().find(|k| *k != "rate") {
+            return Err(PluginError::invalid(format!("unknown key `{k}`")));
+        }
+        let rate: Vec<RateRule> = match table.get("rate") {
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|e| PluginError::invalid(format!("rate: {e}")))?,
+            None => Vec::new(),
+        };
+        self.rules = Rules::compile(&rate).map_err(|problems| {
+            let text: Vec<String> =
+                problems.iter().map(|p| format!("{}: {}", p.key, p.reason)).collect();
+            PluginError::invalid(text.join("; "))
+        })?;
+        Ok(())
+    }
+    fn inputs(&self, req: &GraphRequest) -> Result<AppenderInputs, PluginError> {
+        // The traffic plan's grouping: the edge labels, the workload namespace, the codes.
+        let group: Vec<RString> = edge_group_by(&[DST_WL_NS, PROTOCOL, CODE, GRPC_STATUS])
+            .into_iter()
+            .map(RString::from)
+            .collect();
+        let queries = request_families(req)
+            .into_iter()
+            .map(|m| MetricQuery {
+                metric: "istio_requests_total".into(),
+                matchers: m.into_iter().collect(),
+                func: RangeFunc::Rate,
+                window_secs: req.duration_secs,
+                group_by: ROption::RSome(group.iter().cloned().collect()),
+                histogram: HistogramStat::None,
+                time: QueryTime::Instant(req.query_time),
+            })
+            .collect();
+        Ok(AppenderInputs { cluster: vec![ClusterKind::Workloads].into_iter().collect(), queries })
+    }
+    fn apply(
+        &self,
+        req: &GraphRequest,
+        data: &AppenderData,
+        graph: &mut Graph,
+    ) -> Result<(), PluginError> {
+        if graph.nodes.is_empty() {
+            return Ok(());
+        }
+        let mut codes: Vec<RequestCodes> = vec![RequestCodes::default(); graph.nodes.len()];
+        {
+            let index = EdgeIndex::new(graph);
+            let nodes = node_positions(graph);
+            let hits = index.hits(
+                &data.results,
+                req.graph_type,
+                req.inject_service_nodes,
+                OnHops::Every,
+                |s, _| Some(s),
+            );
+            for (e, s) in hits {
+                let edge = &graph.edges[e];
+                // The index finds every protocol of a pair; a series counts on its own.
+                if s.labels.get(PROTOCOL).unwrap_or("") != edge.protocol.as_str() {
+                    continue;
+                }
+                if let Some(&i) = nodes.get(edge.source.as_str()) {
+                    add_series(&mut codes[i].outbound, s);
+                }
+                if let Some(&i) = nodes.get(edge.target.as_str()) {
+                    add_series(&mut codes[i].inbound, s);
+                }
+            }
+        }
+        let pods = workload_pods(data, req.app_label.as_str());
+        for (n, rc) in graph.nodes.iter_mut().zip(codes) {
+            // Kiali judges outsider nodes too; meshlens appenders leave other namespaces'
+            // nodes alone.
+            if !req.namespaces.contains(&n.namespace) {
+                continue;
+            }
+            if let Some(status) = self.node_status(n, &rc, &pods) {
+                n.set_field("healthStatus", Value::Text(status.as_str().into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The replica status of each workload, by (namespace, workload), and of each app's.
+struct Pods<'a> {
+    by_workload: FastMap<(&'a str, &'a str), Status>,
+    by_app: FastMap<(&'a str, &'a str), Vec<Status>>,
+}
+
+fn workload_pods<'a>(data: &'a AppenderData, app_label: &str) -> Pods<'a> {
+    let mut p = Pods { by_workload: FastMap::default(), by_app: FastMap::default() };
+    for w in data.cluster.workloads.iter() {
+        let status = workload_status(i64::from(w.replicas), i64::from(w.available_replicas));
+        p.by_workload.insert((w.namespace.as_str(), w.name.as_str()), status);
+        if let Some(app) = w.labels.iter().find(|l| l.name.as_str() == app_label) {
+            p.by_app.entry((w.namespace.as_str(), app.value.as_str())).or_default().push(status);
+        }
+    }
+    p
+}
+
+impl Health {
+    /// The node's status: its request status merged with its workloads' replica status, as
+    /// the health API computes it (Kiali's calculateHealthStatus in the health appender; a
+    /// versioned app node there carries no replica status, here its own workload's).
+    /// Unknown and inaccessible nodes get none.
+    fn node_status(&self, n: &Node, rc: &RequestCodes, pods: &Pods<'_>) -> Option<Status> {
+        if n.is_inaccessible {
+            return None;
+        }
+        let ns = n.namespace.as_str();
+        let (kind, name, workloads) = match n.node_type {
+            NodeType::Workload => {
+                let p = pods.by_workload.get(&(ns, n.workload.as_str())).copied();
+                ("workload", n.workload.as_str(), p.into_iter().collect::<Vec<_>>())
+            }
+            NodeType::App if is_ok(n.workload.as_str()) => {
+                // A versioned app node stands for one workload.
+                let p = pods.by_workload.get(&(ns, n.workload.as_str())).copied();
+                ("app", n.app.as_str(), p.into_iter().collect())
+            }
+            NodeType::App => {
+                let p = pods.by_app.get(&(ns, n.app.as_str())).cloned().unwrap_or_default();
+                ("app", n.app.as_str(), p)
+            }
+            NodeType::Service => ("service", n.service.as_str(), Vec::new()),
+            NodeType::Unknown => return None,
+        };
+        if name.is_empty() {
+            return None;
+        }
+        let requests = self.rules.request_status(ns, kind, name, rc);
+        Some(workloads.into_iter().fold(requests, Status::worst))
+    }
+}
+
+plugin_api::register_appender!(Health::default());
+plugin_api::export_plugin!(name: "appender-health", version: env!("CARGO_PKG_VERSION"));
