@@ -69,15 +69,18 @@ ERRORS = {
          "the same answer whether it exists or not",
     404: "NotFoundError: the server could not find what was requested",
     406: "NotAcceptable: the request cannot be accepted",
-    429: "TooManyRequests: too many failed logins from this address; see Retry-After",
+    429: "TooManyRequests: too many failed logins from this client or in total, too many password checks at once, "
+         "or too many unseen tokens to review; see Retry-After",
     500: "Internal: something has gone wrong on the server",
     503: "Unavailable: a service this operation needs is unavailable",
 }
 
-def responses(ok_schema, codes, ok_desc="OK", extra=None):
+def responses(ok_schema, codes, ok_desc="OK", extra=None, op_id=None):
     r = {"200": {"description": ok_desc, "schema": ok_schema}}
     for c in codes:
         r[str(c)] = {"description": ERRORS[c], "schema": ref("ResponseError")}
+        if op_id == "GetToken" and c == 400:
+            r["400"]["description"] = "BadRequest: strategy anonymous issues no tokens"
     r["default"] = {"description": "GenericError", "schema": ref("ResponseError")}
     if extra:
         r.update(extra)
@@ -113,6 +116,9 @@ DIRECTION = [
     q("requestProtocol", "Request protocol filter (e.g. http, grpc); default all."),
     q("reporter", "Telemetry reporter.", "source", ["source", "destination"]),
 ]
+SERVICE_DIRECTION = [
+    q("direction", "Traffic direction: a service's dashboard is inbound only.", "inbound", ["inbound"]),
+] + DIRECTION[1:]
 
 OPS = [
     # (path, operationId, tags, summary, params, 200 schema, error codes, extra responses)
@@ -124,10 +130,12 @@ OPS = [
      [], obj({"status": S}), [503]),
     ("/token", "GetToken", "auth",
      "Issue a session token. Strategy login: HTTP Basic user and password. Strategy token: the caller's "
-     "Kubernetes token as 'Authorization: Bearer <token>' (checked by a TokenReview); the session token carries "
-     "the reviewed user, and namespaces follow that user's RBAC. Strategy header: the Kubernetes token in the "
-     "configured auth.header_name, set by the authenticating proxy. Answers carry 'Cache-Control: no-store'.",
-     [], ref("TokenGenerated"), [401, 404, 429, 500, 503]),
+     "Kubernetes token as 'Authorization: Bearer <token>' (checked by a TokenReview); the session token stands for "
+     "that Kubernetes token (reviewed again after auth.review_cache_ttl, never valid past its expiry), and "
+     "namespaces follow that user's RBAC. Strategy header: the Kubernetes token in the configured "
+     "auth.header_name, set by the authenticating proxy. Strategy anonymous issues no tokens (400). Answers carry "
+     "'Cache-Control: no-store'.",
+     [], ref("TokenGenerated"), [400, 401, 404, 429, 500, 503]),
     ("/config", "getConfig", "status", "Configuration of the service (StatusInfo).", [], ref("StatusInfo"), [401, 500]),
     ("/grafana", "dashboardInfo", "external", "URL and descriptors of the external dashboard tool.", [],
      ref("DashboardToolInfo"), [401, 500, 503], {"204": {"description": "Display link disabled (empty body)"}}),
@@ -137,6 +145,8 @@ OPS = [
     ("/namespaces/{namespace}/apps", "appList", "apps", "Apps of a namespace.", [NS], ref("AppList"), [401, 500, 503]),
     ("/namespaces/{namespace}/apps/{app}", "appDetails", "apps", "Details of an app.", [NS, APP], ref("App"), [401, 404, 500, 503]),
     ("/namespaces/{namespace}/workloads", "workloadList", "workloads", "Workloads of a namespace.", [NS], ref("WorkloadList"), [401, 404, 500, 503]),
+    ("/namespaces/{namespace}/services", "serviceList", "services", "Services of a namespace.", [NS], ref("ServiceList"),
+     [401, 404, 500, 503]),
     ("/namespaces/{namespace}/workloads/{workload}", "workloadDetails", "workloads", "Workload details.", [NS, WL],
      ref("Workload"), [401, 404, 500, 503]),
     ("/namespaces/{namespace}/mesh", "meshConfigList", "config", "Mesh configuration lists of a namespace.",
@@ -185,6 +195,13 @@ OPS = [
      [q("version", "Filter metrics by version.")], ref("Dashboard"), [400, 401, 500, 503]),
     ("/namespaces/{namespace}/apps/{app}/dashboard", "appDashboard", "dashboards", "Dashboard of a single app.",
      [NS, APP] + DIRECTION + BASE_METRICS, ref("Dashboard"), [400, 401, 500, 503]),
+    ("/namespaces/{namespace}/workloads/{workload}/dashboard", "workloadDashboard", "dashboards",
+     "Dashboard of a single workload (appDashboard's charts, selected by {side}_workload).",
+     [NS, WL] + DIRECTION + BASE_METRICS, ref("Dashboard"), [400, 401, 500, 503]),
+    ("/namespaces/{namespace}/services/{service}/dashboard", "serviceDashboard", "dashboards",
+     "Inbound dashboard of a single service (selected by destination_service_name and _namespace); "
+     "direction=outbound is a 400.",
+     [NS, SVC] + SERVICE_DIRECTION + BASE_METRICS, ref("Dashboard"), [400, 401, 500, 503]),
 ]
 
 PROXY = obj({"healthy": I, "total": I})
@@ -249,6 +266,8 @@ DEFS = {
                 "serviceNames": arr(S), "workloads": arr(obj({"workloadName": S, "meshSidecar": B}))}),
     "WorkloadList": obj({"namespace": obj({"name": S}),
                          "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B}))}),
+    "ServiceList": obj({"namespace": obj({"name": S}),
+                        "services": arr(obj({"name": S, "meshSidecar": B, "appLabel": B, "workloads": arr(S)}))}),
     "Autoscaler": obj({"name": S, "createdAt": S, "labels": mp(S), "lastScaleTime": S, "observedGeneration": I,
                        "minReplicas": I, "maxReplicas": I, "currentReplicas": I, "desiredReplicas": I,
                        "currentCPUUtilizationPercentage": I, "targetCPUUtilizationPercentage": I}),
@@ -279,7 +298,7 @@ def main():
             "summary": summary,
             "produces": ["application/json"] if op_id != "swagger" else ["application/json"],
             "parameters": params,
-            "responses": responses(schema, codes, extra=extra),
+            "responses": responses(schema, codes, extra=extra, op_id=op_id),
         }}
         if op_id not in ("Root", "getStatus", "swagger", "GetToken", "healthz", "ready"):
             paths[path]["get"]["security"] = [{"bearer": []}, {"basic": []}]
