@@ -405,3 +405,129 @@ fn service_page_workload_charts_and_overview_links() {
         assert!(errors.is_empty(), "browser errors: {errors:#?}");
     });
 }
+
+/// chromedriver's `POST /session/{id}/goog/cdp/execute`: one DevTools command.
+#[derive(Debug)]
+struct Cdp(Value);
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
+    }
+    fn method_and_body(&self, _url: &url::Url) -> (warp::http::Method, Option<String>) {
+        (warp::http::Method::POST, Some(self.0.to_string()))
+    }
+}
+
+/// Emulates `prefers-color-scheme` (`""` restores the system's).
+async fn emulate_scheme(c: &Client, scheme: &str) {
+    c.issue_cmd(Cdp(json!({
+        "cmd": "Emulation.setEmulatedMedia",
+        "params": { "features": [{ "name": "prefers-color-scheme", "value": scheme }] }
+    })))
+    .await
+    .expect("emulate the colour scheme");
+}
+
+/// Relative luminance (WCAG) of the page background and of the text of `selector`, and
+/// their contrast ratio.
+const COLOURS: &str = "
+  const lum = (css) => {
+    const [r, g, b] = css.match(/[\\d.]+/g).slice(0, 3).map(Number).map((v) => {
+      const s = v / 255; return s <= 0.03928 ? s / 12.92 : Math.pow((s + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const bg = lum(getComputedStyle(document.body).backgroundColor);
+  const el = document.querySelector(arguments[0]) || document.body;
+  const fg = lum(getComputedStyle(el).color);
+  const graph = document.querySelector('[data-testid=graph]');
+  return { bg, fg, contrast: (Math.max(bg, fg) + 0.05) / (Math.min(bg, fg) + 0.05),
+           graph: graph ? lum(getComputedStyle(graph).backgroundColor) : null,
+           theme: document.documentElement.dataset.theme || null };";
+
+#[test]
+fn dark_mode_follows_the_system_and_the_toggle_is_remembered() {
+    let m = demo();
+    let base = format!("http://{}", m.addr);
+    with_browser(|c| async move {
+        emulate_scheme(&c, "dark").await;
+        c.goto(&format!("{base}/console/")).await.expect("open");
+        js(&c, "localStorage.removeItem('meshlens.theme')", vec![]).await;
+        for (page, ready, text) in [
+            ("", "[data-testid=overview][data-state=drawn]", "h1"),
+            ("apps?namespaces=bookinfo", "[data-testid=list][data-state=drawn]", "td"),
+            (
+                "service?namespace=bookinfo&service=reviews",
+                "[data-testid=dashboard][data-state=drawn]",
+                "td",
+            ),
+            (
+                "graph?namespaces=bookinfo",
+                "[data-testid=graph][data-state=drawn]",
+                "h1, label, body",
+            ),
+        ] {
+            c.goto(&format!("{base}/console/{page}")).await.expect("open page");
+            wait_js(&c, &format!("return document.querySelector('{ready}')"), page).await;
+            let v = js(&c, COLOURS, vec![json!(text)]).await;
+            let (bg, fg, contrast) = (
+                v["bg"].as_f64().unwrap(),
+                v["fg"].as_f64().unwrap(),
+                v["contrast"].as_f64().unwrap(),
+            );
+            assert!(bg < 0.2, "{page}: background luminance {bg}");
+            assert!(fg > 0.4, "{page}: text luminance {fg}");
+            assert!(contrast >= 4.5, "{page}: contrast {contrast}");
+            if let Some(g) = v["graph"].as_f64() {
+                assert!(g < 0.2, "{page}: graph background luminance {g}");
+            }
+            let name = if page.is_empty() { "overview" } else { page.split('?').next().unwrap() };
+            screenshot(&c, &format!("dark-{name}-desktop")).await;
+        }
+        c.set_window_size(390, 844).await.expect("phone");
+        screenshot(&c, "dark-graph-phone").await;
+        c.set_window_size(1280, 800).await.expect("desktop");
+
+        // The toggle picks light over the system's dark, and the choice survives a reload.
+        c.find(Locator::Css("[data-testid=theme-toggle]"))
+            .await
+            .expect("toggle")
+            .click()
+            .await
+            .expect("click");
+        let v = js(&c, COLOURS, vec![json!("body")]).await;
+        assert_eq!(v["theme"], "light");
+        assert!(v["bg"].as_f64().unwrap() > 0.8, "{v}");
+        c.refresh().await.expect("reload");
+        wait_js(
+            &c,
+            "return document.querySelector('[data-testid=graph][data-state=drawn]')",
+            "graph",
+        )
+        .await;
+        let v = js(&c, COLOURS, vec![json!("body")]).await;
+        assert_eq!(v["theme"], "light", "remembered");
+        assert!(v["bg"].as_f64().unwrap() > 0.8, "{v}");
+        // Toggling again under a light system gives dark.
+        emulate_scheme(&c, "light").await;
+        c.find(Locator::Css("[data-testid=theme-toggle]"))
+            .await
+            .expect("toggle")
+            .click()
+            .await
+            .expect("click");
+        let v = js(&c, COLOURS, vec![json!("body")]).await;
+        assert_eq!(v["theme"], "dark");
+        assert!(v["bg"].as_f64().unwrap() < 0.2, "{v}");
+
+        let errors = console_errors(&c).await;
+        // Leave the shared browser as found.
+        js(&c, "localStorage.removeItem('meshlens.theme')", vec![]).await;
+        emulate_scheme(&c, "").await;
+        assert!(errors.is_empty(), "browser errors: {errors:#?}");
+    });
+}
