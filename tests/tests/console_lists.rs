@@ -373,6 +373,32 @@ fn service_page_workload_charts_and_overview_links() {
         assert_eq!(dash["n"], 6);
         screenshot(&c, "workload-desktop").await;
 
+        // The graph's side panel of a service node links the service page.
+        let g = api(
+            &m,
+            "/api/namespaces/graph?namespaces=bookinfo&graphType=workload&injectServiceNodes=true",
+        );
+        let id = g["elements"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["data"]["nodeType"] == "service" && n["data"]["service"] == "reviews")
+            .map(|n| n["data"]["id"].as_str().unwrap().to_string())
+            .expect("a reviews service node");
+        c.goto(&format!(
+            "{base}/console/graph?namespaces=bookinfo&graphType=workload&injectServiceNodes=true&select={}",
+            id.replace('%', "%25").replace('&', "%26").replace('#', "%23")
+        ))
+        .await
+        .expect("open graph");
+        let href = wait_js(
+            &c,
+            "const a = document.querySelector('[data-testid=panel-link-details]'); return a && a.getAttribute('href')",
+            "the service node's panel link",
+        )
+        .await;
+        assert_eq!(href, json!("service?namespace=bookinfo&service=reviews"));
+
         // Overview cards: real links to the graph, the apps list and the mesh config.
         c.goto(&format!("{base}/console/")).await.expect("overview");
         let links = wait_js(
