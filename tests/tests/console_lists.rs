@@ -242,6 +242,12 @@ fn list_pages_match_the_api_and_filter_and_sort_in_the_address() {
         screenshot(&c, "list-istio-phone").await;
         c.goto(&format!("{base}/console/apps?namespaces=bookinfo")).await.expect("open");
         rows(&c).await;
+        let overflow =
+            js(&c, "return document.documentElement.scrollWidth - window.innerWidth", vec![]).await;
+        assert!(
+            overflow.as_f64().unwrap() <= 0.0,
+            "the apps list scrolls sideways on a phone by {overflow} px"
+        );
         screenshot(&c, "list-apps-phone").await;
         let errors = console_errors(&c).await;
         assert!(errors.is_empty(), "browser errors: {errors:#?}");
@@ -346,6 +352,12 @@ fn service_page_workload_charts_and_overview_links() {
         assert!(!objs.is_empty(), "the demo routes reviews with a VirtualService");
         screenshot(&c, "service-desktop").await;
         c.set_window_size(390, 844).await.expect("phone");
+        let overflow =
+            js(&c, "return document.documentElement.scrollWidth - window.innerWidth", vec![]).await;
+        assert!(
+            overflow.as_f64().unwrap() <= 0.0,
+            "the service page scrolls sideways on a phone by {overflow} px"
+        );
         screenshot(&c, "service-phone").await;
         c.set_window_size(1280, 800).await.expect("desktop");
 
