@@ -569,3 +569,40 @@ fn dark_mode_follows_the_system_and_the_toggle_is_remembered() {
         assert!(errors.is_empty(), "browser errors: {errors:#?}");
     });
 }
+
+/// Benchmark (ignored by default; prints figures, asserts only that the rows are all there):
+/// `cargo test -p integration-tests --test console_lists -- --ignored --nocapture list_benchmark`
+///
+/// Time from navigation start to the first row (rows are drawn at once) of each list page
+/// over the 200-namespace synthetic mesh (10 workloads, services and apps per namespace), on
+/// a real Prometheus.
+#[test]
+#[ignore]
+fn list_benchmark() {
+    let mesh = integration_tests::mesh::TestMesh::new(200, 10);
+    let m = mesh.meshlens("");
+    let base = format!("http://{}", m.addr);
+    let all = integration_tests::mesh::all_namespaces(200);
+    with_browser(|c| async move {
+        for page in ["apps", "workloads", "services", "istio"] {
+            for run in 1..=2 {
+                c.goto(&format!("{base}/console/{page}?namespaces={all}")).await.expect("open");
+                let drawn = rows(&c).await;
+                let t = js(
+                    &c,
+                    "const e = performance.getEntriesByName('meshlens-list-drawn').pop(); return e && e.startTime",
+                    vec![],
+                )
+                .await;
+                if page != "istio" {
+                    assert_eq!(drawn.len(), 2000, "{page}");
+                }
+                println!(
+                    "console list bench: {page}, 200 namespaces, run {run}: {} rows, first row {:.0} ms after navigation start",
+                    drawn.len(),
+                    t.as_f64().unwrap_or(f64::NAN)
+                );
+            }
+        }
+    });
+}
