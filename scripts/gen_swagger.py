@@ -75,10 +75,12 @@ ERRORS = {
     503: "Unavailable: a service this operation needs is unavailable",
 }
 
-def responses(ok_schema, codes, ok_desc="OK", extra=None):
+def responses(ok_schema, codes, ok_desc="OK", extra=None, op_id=None):
     r = {"200": {"description": ok_desc, "schema": ok_schema}}
     for c in codes:
         r[str(c)] = {"description": ERRORS[c], "schema": ref("ResponseError")}
+        if op_id == "GetToken" and c == 400:
+            r["400"]["description"] = "BadRequest: strategy anonymous issues no tokens"
     r["default"] = {"description": "GenericError", "schema": ref("ResponseError")}
     if extra:
         r.update(extra)
@@ -118,6 +120,9 @@ DIRECTION = [
     q("requestProtocol", "Request protocol filter (e.g. http, grpc); default all."),
     q("reporter", "Telemetry reporter.", "source", ["source", "destination"]),
 ]
+SERVICE_DIRECTION = [
+    q("direction", "Traffic direction: a service's dashboard is inbound only.", "inbound", ["inbound"]),
+] + DIRECTION[1:]
 
 OPS = [
     # (path, operationId, tags, summary, params, 200 schema, error codes, extra responses)
@@ -145,6 +150,8 @@ OPS = [
     ("/namespaces/{namespace}/apps", "appList", "apps", "Apps of a namespace.", [NS], ref("AppList"), [401, 500, 503]),
     ("/namespaces/{namespace}/apps/{app}", "appDetails", "apps", "Details of an app.", [NS, APP], ref("App"), [401, 404, 500, 503]),
     ("/namespaces/{namespace}/workloads", "workloadList", "workloads", "Workloads of a namespace.", [NS], ref("WorkloadList"), [401, 404, 500, 503]),
+    ("/namespaces/{namespace}/services", "serviceList", "services", "Services of a namespace.", [NS], ref("ServiceList"),
+     [401, 404, 500, 503]),
     ("/namespaces/{namespace}/workloads/{workload}", "workloadDetails", "workloads", "Workload details.", [NS, WL],
      ref("Workload"), [401, 404, 500, 503]),
     ("/namespaces/{namespace}/mesh", "meshConfigList", "config", "Mesh configuration lists of a namespace.",
@@ -193,6 +200,13 @@ OPS = [
      [q("version", "Filter metrics by version.")], ref("Dashboard"), [400, 401, 500, 503]),
     ("/namespaces/{namespace}/apps/{app}/dashboard", "appDashboard", "dashboards", "Dashboard of a single app.",
      [NS, APP] + DIRECTION + BASE_METRICS, ref("Dashboard"), [400, 401, 500, 503]),
+    ("/namespaces/{namespace}/workloads/{workload}/dashboard", "workloadDashboard", "dashboards",
+     "Dashboard of a single workload (appDashboard's charts, selected by {side}_workload).",
+     [NS, WL] + DIRECTION + BASE_METRICS, ref("Dashboard"), [400, 401, 500, 503]),
+    ("/namespaces/{namespace}/services/{service}/dashboard", "serviceDashboard", "dashboards",
+     "Inbound dashboard of a single service (selected by destination_service_name and _namespace); "
+     "direction=outbound is a 400.",
+     [NS, SVC] + SERVICE_DIRECTION + BASE_METRICS, ref("Dashboard"), [400, 401, 500, 503]),
 ]
 
 PROXY = obj({"healthy": I, "total": I})
@@ -280,6 +294,8 @@ DEFS = {
     "WorkloadList": obj({"namespace": obj({"name": S}),
                          "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B,
                                                "isAmbient": B, "isWaypoint": B}))}),
+    "ServiceList": obj({"namespace": obj({"name": S}),
+                        "services": arr(obj({"name": S, "meshSidecar": B, "appLabel": B, "workloads": arr(S)}))}),
     "Autoscaler": obj({"name": S, "createdAt": S, "labels": mp(S), "lastScaleTime": S, "observedGeneration": I,
                        "minReplicas": I, "maxReplicas": I, "currentReplicas": I, "desiredReplicas": I,
                        "currentCPUUtilizationPercentage": I, "targetCPUUtilizationPercentage": I}),
@@ -311,7 +327,7 @@ def main():
             "summary": summary,
             "produces": ["application/json"] if op_id != "swagger" else ["application/json"],
             "parameters": params,
-            "responses": responses(schema, codes, extra=extra),
+            "responses": responses(schema, codes, extra=extra, op_id=op_id),
         }}
         if op_id not in ("Root", "getStatus", "swagger", "GetToken", "healthz", "ready"):
             paths[path]["get"]["security"] = [{"bearer": []}, {"basic": []}]

@@ -115,6 +115,9 @@ fn every_operation_answers_as_documented_on_the_demo() {
         format!("/api/namespaces/{ns}/workloads/reviews-v1/graph?graphType=workload"),
         format!("/api/namespaces/{ns}/apps/reviews/customdashboard/{template}"),
         format!("/api/namespaces/{ns}/apps/reviews/dashboard"),
+        format!("/api/namespaces/{ns}/services"),
+        format!("/api/namespaces/{ns}/workloads/reviews-v1/dashboard?direction=inbound"),
+        format!("/api/namespaces/{ns}/services/reviews/dashboard"),
     ];
     let mut seen = std::collections::BTreeSet::new();
     for path in &concrete {

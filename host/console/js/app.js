@@ -7,6 +7,8 @@ import { renderGraph } from './graph.js';
 import { renderApp, renderWorkload } from './details.js';
 import { renderMesh, renderMeshObject } from './mesh.js';
 import { el } from './dom.js';
+import { renderApps, renderWorkloads, renderServices, renderIstio } from './lists.js';
+import { renderService } from './service.js';
 
 const views = {
   '': renderOverview,
@@ -15,6 +17,11 @@ const views = {
   workload: renderWorkload,
   mesh: renderMesh,
   'mesh/object': renderMeshObject,
+  apps: renderApps,
+  workloads: renderWorkloads,
+  services: renderServices,
+  istio: renderIstio,
+  service: renderService,
 };
 
 let cleanup = null;

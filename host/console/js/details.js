@@ -6,7 +6,7 @@ import { el, fmt, link, qs, table } from './dom.js';
 import { objectStatus } from './health.js';
 import { drawDashboard } from './charts.js';
 
-function healthSection(health, rateInterval) {
+export function healthSection(health, rateInterval) {
   if (health.error) return el('p', { class: 'error' }, health.error);
   const st = objectStatus(health);
   const deps = health.deploymentStatuses || (health.deploymentStatus ? [health.deploymentStatus] : []);
@@ -18,8 +18,9 @@ function healthSection(health, rateInterval) {
     deps.length ? table(['workload', 'available', 'replicas'], deps.map((w) => [w.name, w.available, w.replicas]), { class: 'compact' }) : null);
 }
 
-/** The appDashboard block with its choices; the URL keeps them (direction, reporter, byLabels). */
-async function dashboardSection(main, ns, app, params) {
+/** The app/workload/service dashboard block (`kind`: apps, workloads, services) with its
+ * choices; the URL keeps them (direction, reporter, byLabels). */
+export async function dashboardSection(main, ns, app, params, kind = 'apps') {
   const choice = {
     direction: params.get('direction') || 'inbound',
     reporter: params.get('reporter') || (params.get('direction') === 'outbound' ? 'source' : 'destination'),
@@ -39,7 +40,7 @@ async function dashboardSection(main, ns, app, params) {
     const q = new URLSearchParams({ direction: choice.direction, reporter: choice.reporter, duration: choice.duration, avg: 'true' });
     for (const qn of ['0.5', '0.95', '0.99']) q.append('quantiles[]', qn);
     for (const l of choice.byLabels.split(',').filter(Boolean)) q.append('byLabels[]', l);
-    const path = `namespaces/${enc(ns)}/apps/${enc(app)}/dashboard?${q}`;
+    const path = `namespaces/${enc(ns)}/${kind}/${enc(app)}/dashboard?${q}`;
     section.dataset.api = path;
     try {
       const dash = await api(path);
@@ -50,7 +51,7 @@ async function dashboardSection(main, ns, app, params) {
           el('option', { value: '' }, 'no grouping'),
           (dash.aggregations || []).map((a) => el('option', { value: a.label, selected: a.label === choice.byLabels }, 'by ' + a.displayName)));
         form.append(
-          sel('direction', [['inbound', 'Inbound'], ['outbound', 'Outbound']]),
+          sel('direction', kind === 'services' ? [['inbound', 'Inbound']] : [['inbound', 'Inbound'], ['outbound', 'Outbound']]),
           sel('reporter', [['destination', 'reported by destination'], ['source', 'reported by source']]),
           sel('duration', [['600', 'last 10m'], ['1800', 'last 30m'], ['3600', 'last 1h'], ['10800', 'last 3h']]),
           labels);
@@ -110,7 +111,8 @@ export async function renderApp(main, params) {
       healthSection(health, rateInterval),
       el('section', {}, el('h2', {}, 'Workloads'), table(['workload', 'sidecar'], (details.workloads || []).map((w) =>
         [link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? 'yes' : plane[w.workloadName] ? `no (${plane[w.workloadName]})` : 'missing'])),
-      el('h2', {}, 'Services'), el('p', { 'data-testid': 'services' }, (details.serviceNames || []).join(', ') || 'none'),
+      el('h2', {}, 'Services'), el('p', { 'data-testid': 'services' }, (details.serviceNames || []).length
+        ? details.serviceNames.flatMap((s, i) => [i ? ', ' : '', link(`service${qs({ namespace: ns, service: s })}`, s)]) : 'none'),
       el('h2', {}, 'Runtimes'), el('p', { 'data-testid': 'runtimes' }, (details.runtimes || []).map((r) => r.name).join(', ') || 'none'))));
   const c1 = await dashboardSection(main, ns, app, params);
   const c2 = await customDashboards(main, ns, app, details.runtimes);
@@ -142,6 +144,6 @@ export async function renderWorkload(main, params) {
     el('section', { 'data-testid': 'pods' }, el('h2', {}, 'Pods'), table(['pod', 'phase', 'sidecar', 'created'],
       (w.pods || []).map((p) => [p.name, el('span', { class: `status ${p.phase === 'Running' ? 'healthy' : 'degraded'}` }, p.phase || '-'), p.meshSidecar ? 'yes' : dataPlane ? `no (${dataPlane})` : 'missing', p.createdAt || '']))),
     el('section', {}, el('h2', {}, 'Services'), table(['service', 'type', 'ip', 'ports'],
-      (w.services || []).map((s) => [s.name, s.type, s.ip || '', (s.ports || []).map((p) => `${p.name || ''} ${p.port}/${p.protocol}`).join(', ')]))));
-  return null;
+      (w.services || []).map((s) => [link(`service${qs({ namespace: ns, service: s.name })}`, s.name), s.type, s.ip || '', (s.ports || []).map((p) => `${p.name || ''} ${p.port}/${p.protocol}`).join(', ')]))));
+  return dashboardSection(main, ns, wl, params, 'workloads');
 }

@@ -63,7 +63,8 @@ export async function showNodePanel(panel, node, s) {
   const links = el('p', { class: 'links' });
   if (t.kind === 'app') links.append(link(`app${qs({ namespace: ns, app: t.name })}`, 'App page', { 'data-testid': 'panel-link-details' }));
   if (t.kind === 'workload') links.append(link(`workload${qs({ namespace: ns, workload: t.name })}`, 'Workload page', { 'data-testid': 'panel-link-details' }));
-  if (t.kind === 'service' && d.app) links.append(link(`app${qs({ namespace: ns, app: d.app })}`, 'App page', { 'data-testid': 'panel-link-details' }));
+  if (t.kind === 'service') links.append(link(`service${qs({ namespace: ns, service: t.name })}`, 'Service page', { 'data-testid': 'panel-link-details' }));
+  if (t.kind === 'service' && d.app) links.append(' ', link(`app${qs({ namespace: ns, app: d.app })}`, 'App page'));
   links.append(' ', link(`graph${qs({ namespaces: ns, [t.kind]: t.name, graphType: s.graphType, duration: s.duration })}`, `Graph of this ${t.kind}`, { 'data-testid': 'panel-link-graph' }));
   panel.append(links);
   const healthBox = el('div', { 'data-testid': 'panel-health', 'data-state': 'loading' }, el('h3', {}, 'Health'));

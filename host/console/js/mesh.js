@@ -5,7 +5,7 @@ import { api, enc } from './api.js';
 import { el, link, qs, table } from './dom.js';
 
 // meshConfigList key → (objectValidations path type, namespaceValidations key, title, plural title)
-const KINDS = {
+export const KINDS = {
   virtualServices: ['virtualservices', 'virtualservice', 'VirtualService', 'VirtualServices'],
   destinationRules: ['destinationrules', 'destinationrule', 'DestinationRule', 'DestinationRules'],
   gateways: ['gateways', 'gateway', 'Gateway', 'Gateways'],

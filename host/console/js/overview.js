@@ -50,5 +50,6 @@ async function card(ns, ambient) {
     el('li', { class: errors ? 'bad' : 'ok' }, el('b', {}, errors), errors === 1 ? ' error' : ' errors'),
     el('li', { class: warnings ? 'warn' : 'ok' }, el('b', {}, warnings), warnings === 1 ? ' warning' : ' warnings')),
   el('div', { class: 'card-links' },
-    el('a', { href: `mesh${qs({ namespace: ns })}`, 'data-link': true, onclick: (e) => e.stopPropagation() }, 'Mesh config')));
+    [[target, 'Graph'], [`apps${qs({ namespaces: ns })}`, 'Apps'], [`mesh${qs({ namespace: ns })}`, 'Mesh config']].map(([href, text]) =>
+      el('a', { href, 'data-link': true, onclick: (e) => e.stopPropagation() }, text))));
 }

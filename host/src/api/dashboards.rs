@@ -1,4 +1,4 @@
-//! customDashboard and appDashboard, and the `runtimes` of app details ([`app_runtimes`]).
+//! customDashboard, appDashboard, workloadDashboard and serviceDashboard, and the `runtimes` of app details ([`app_runtimes`]).
 //!
 //! The meshlens-dashboards crate parses, plans and shapes; this module reads the cluster,
 //! asks the template providers and runs the queries through the metrics engine.
@@ -10,9 +10,9 @@ use std::{
 
 use meshlens_cluster::ClusterState;
 use meshlens_dashboards::{
-    AppParams, CustomParams, DashboardError, DurationMetric, ProviderTemplates,
-    RUNTIMES_ANNOTATION, Runtime, RuntimeCache, TemplateCatalog, app_dashboard_plan,
-    custom_dashboard_plan, resolve_runtimes,
+    AppParams, CustomParams, DashboardError, DashboardTarget, DurationMetric, ProviderTemplates,
+    RUNTIMES_ANNOTATION, Runtime, RuntimeCache, TemplateCatalog, custom_dashboard_plan,
+    istio_dashboard_plan, resolve_runtimes,
 };
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
@@ -33,6 +33,18 @@ pub fn routes() -> Vec<Route> {
         .expensive(),
         Route::get("appDashboard", "/namespaces/{namespace}/apps/{app}/dashboard", app_dashboard)
             .expensive(),
+        Route::get(
+            "workloadDashboard",
+            "/namespaces/{namespace}/workloads/{workload}/dashboard",
+            workload_dashboard,
+        )
+        .expensive(),
+        Route::get(
+            "serviceDashboard",
+            "/namespaces/{namespace}/services/{service}/dashboard",
+            service_dashboard,
+        )
+        .expensive(),
     ]
 }
 
@@ -144,23 +156,67 @@ fn app_dashboard(ctx: Ctx) -> HandlerFuture {
         let params = AppParams::parse_with(ctx.query_string(), &limits)?;
         let cluster = ctx.state.cluster.state().await?;
         check_app(&cluster, ns, app)?;
-        let now = ctx.state.metrics.default_time();
-        let engine = ctx.state.metrics.clone();
-        // Which request-duration histogram to chart: configured, or detected by the engine.
-        let unit = engine
-            .duration_unit(
-                ctx.state.config.metrics.duration_histogram,
-                params.base.query_time.unwrap_or(now),
-            )
-            .await?;
-        let duration = match unit {
-            crate::metrics_engine::DurationUnit::Milliseconds => DurationMetric::Milliseconds,
-            crate::metrics_engine::DurationUnit::Seconds => DurationMetric::Seconds,
-        };
-        let plan = app_dashboard_plan(ns, app, &params, duration, now);
-        let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
-        Reply::json(&body)
+        istio_dashboard(&ctx, ns, DashboardTarget::App(app), &params).await
     })
+}
+
+/// Unknown namespaces and workloads are 400s, as for the app dashboard.
+fn workload_dashboard(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let (ns, w) = (ctx.path("namespace")?, ctx.path("workload")?);
+        let limits = ctx.state.config.limits.params(meshlens_params::now());
+        let params = AppParams::parse_with(ctx.query_string(), &limits)?;
+        let cluster = ctx.state.cluster.state().await?;
+        if cluster.namespace(ns).is_none() {
+            return Err(ApiError::bad_request("namespace does not exist or is not visible"));
+        }
+        if cluster.workload(ns, w).is_none() {
+            return Err(ApiError::bad_request("workload does not exist in the namespace"));
+        }
+        istio_dashboard(&ctx, ns, DashboardTarget::Workload(w), &params).await
+    })
+}
+
+/// Inbound only (`direction=outbound` is a 400): see `AppParams::parse_service_with`.
+fn service_dashboard(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let (ns, svc) = (ctx.path("namespace")?, ctx.path("service")?);
+        let limits = ctx.state.config.limits.params(meshlens_params::now());
+        let params = AppParams::parse_service_with(ctx.query_string(), &limits)?;
+        let cluster = ctx.state.cluster.state().await?;
+        if cluster.namespace(ns).is_none() {
+            return Err(ApiError::bad_request("namespace does not exist or is not visible"));
+        }
+        if cluster.service(ns, svc).is_none() {
+            return Err(ApiError::bad_request("service does not exist in the namespace"));
+        }
+        istio_dashboard(&ctx, ns, DashboardTarget::Service(svc), &params).await
+    })
+}
+
+/// Plans and runs Kiali's Inbound/Outbound Metrics dashboard for one target.
+async fn istio_dashboard(
+    ctx: &Ctx,
+    ns: &str,
+    target: DashboardTarget<'_>,
+    params: &AppParams,
+) -> Result<Reply, ApiError> {
+    let now = ctx.state.metrics.default_time();
+    let engine = ctx.state.metrics.clone();
+    // Which request-duration histogram to chart: configured, or detected by the engine.
+    let unit = engine
+        .duration_unit(
+            ctx.state.config.metrics.duration_histogram,
+            params.base.query_time.unwrap_or(now),
+        )
+        .await?;
+    let duration = match unit {
+        crate::metrics_engine::DurationUnit::Milliseconds => DurationMetric::Milliseconds,
+        crate::metrics_engine::DurationUnit::Seconds => DurationMetric::Seconds,
+    };
+    let plan = istio_dashboard_plan(ns, target, params, duration, now);
+    let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
+    Reply::json(&body)
 }
 
 /// Discovery answers are kept this long (pods and exporters change rarely).

@@ -11,6 +11,7 @@ pub mod mesh_config;
 pub mod metrics;
 pub mod namespaces;
 pub mod probes;
+pub mod services;
 pub mod status;
 pub mod swagger;
 pub mod token;
@@ -28,6 +29,7 @@ pub fn all_routes() -> Vec<Route> {
         namespaces::routes(),
         apps::routes(),
         workloads::routes(),
+        services::routes(),
         mesh_config::routes(),
         validations::routes(),
         health::routes(),

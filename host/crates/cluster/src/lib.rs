@@ -22,6 +22,7 @@ pub mod payload;
 mod plugin;
 pub mod raw;
 pub mod records;
+pub mod service_list;
 pub mod snapshot;
 pub mod trim;
 

@@ -28,7 +28,10 @@ pub use namespace_metrics::{
     MetricsPlan, NAMESPACE_METRICS, NamespaceMetricsParams, namespace_metrics_plan,
 };
 pub use params::{AppParams, BaseParams, CustomParams, Direction, ParamLimits, Reporter};
-pub use plan::{DashboardPlan, DurationMetric, app_dashboard_plan, custom_dashboard_plan};
+pub use plan::{
+    DashboardPlan, DashboardTarget, DurationMetric, app_dashboard_plan, custom_dashboard_plan,
+    istio_dashboard_plan,
+};
 pub use query::{AppQuery, BaseQuery, CustomQuery, FiltersQuery};
 pub use runtimes::{
     DashboardRef, RUNTIMES_ANNOTATION, Runtime, RuntimeCache, discovery_query, resolve_runtimes,

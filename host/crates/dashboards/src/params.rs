@@ -264,6 +264,26 @@ impl AppParams {
             reporter: own.reporter.unwrap_or(Reporter::Source),
         })
     }
+
+    /// Parses serviceDashboard's parameters: as appDashboard's, but the direction defaults
+    /// to inbound and outbound is a 400. Kiali selects a service's series by
+    /// `destination_service_*` only (prometheus/metrics.go, `buildLabelStrings`), so an
+    /// "outbound" service dashboard would silently chart inbound traffic.
+    pub fn parse_service_with(query: &str, limits: &ParamLimits) -> Result<Self, DashboardError> {
+        let base = BaseParams::parse_with(query, limits)?;
+        let own: AppQuery = read(query)?;
+        if own.direction == Some(Direction::Outbound) {
+            return Err(DashboardError::BadRequest(
+                "direction: a service dashboard is inbound only".into(),
+            ));
+        }
+        Ok(AppParams {
+            base,
+            direction: Direction::Inbound,
+            request_protocol: own.request_protocol.map(|p| p.0),
+            reporter: own.reporter.unwrap_or(Reporter::Source),
+        })
+    }
 }
 
 #[cfg(test)]

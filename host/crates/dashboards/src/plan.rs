@@ -247,6 +247,17 @@ impl DurationMetric {
     }
 }
 
+/// Whose dashboard an Istio metrics dashboard is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DashboardTarget<'a> {
+    /// An app: `{side}_app`.
+    App(&'a str),
+    /// A workload: `{side}_workload`.
+    Workload(&'a str),
+    /// A service: `destination_service_name` (inbound only).
+    Service(&'a str),
+}
+
 /// The plan of appDashboard: Kiali's fixed Inbound/Outbound Metrics dashboard over Istio's
 /// metrics, selected by reporter, the app's side (`source_*` outbound, `destination_*`
 /// inbound) and optionally the request protocol.
@@ -257,15 +268,43 @@ pub fn app_dashboard_plan(
     duration: DurationMetric,
     now: i64,
 ) -> DashboardPlan {
-    let (local, remote) = match params.direction {
+    istio_dashboard_plan(namespace, DashboardTarget::App(app), params, duration, now)
+}
+
+/// The plan of appDashboard, workloadDashboard and serviceDashboard: the same six charts,
+/// selected as Kiali's `buildLabelStrings` (prometheus/metrics.go, v0.14) selects them: a
+/// service by `destination_service_name` and `destination_service_namespace`; an app or a
+/// workload by its side's `{side}_workload_namespace` and `{side}_app` / `{side}_workload`.
+pub fn istio_dashboard_plan(
+    namespace: &str,
+    target: DashboardTarget<'_>,
+    params: &AppParams,
+    duration: DurationMetric,
+    now: i64,
+) -> DashboardPlan {
+    let direction = match target {
+        DashboardTarget::Service(_) => Direction::Inbound,
+        _ => params.direction,
+    };
+    let (local, remote) = match direction {
         Direction::Outbound => ("source", "destination"),
         Direction::Inbound => ("destination", "source"),
     };
-    let mut matchers = vec![
-        Matcher::eq("reporter", params.reporter.as_str()),
-        Matcher::eq(&format!("{local}_workload_namespace"), namespace),
-        Matcher::eq(&format!("{local}_app"), app),
-    ];
+    let mut matchers = vec![Matcher::eq("reporter", params.reporter.as_str())];
+    match target {
+        DashboardTarget::App(app) => {
+            matchers.push(Matcher::eq(&format!("{local}_workload_namespace"), namespace));
+            matchers.push(Matcher::eq(&format!("{local}_app"), app));
+        }
+        DashboardTarget::Workload(w) => {
+            matchers.push(Matcher::eq(&format!("{local}_workload_namespace"), namespace));
+            matchers.push(Matcher::eq(&format!("{local}_workload"), w));
+        }
+        DashboardTarget::Service(s) => {
+            matchers.push(Matcher::eq("destination_service_name", s));
+            matchers.push(Matcher::eq("destination_service_namespace", namespace));
+        }
+    }
     if let Some(p) = &params.request_protocol {
         matchers.push(Matcher::eq("request_protocol", p));
     }
@@ -291,7 +330,7 @@ pub fn app_dashboard_plan(
     let agg =
         |label: String, display: &str| Aggregation { label, display_name: display.to_string() };
     DashboardPlan {
-        title: match params.direction {
+        title: match direction {
             Direction::Inbound => "Inbound Metrics".into(),
             Direction::Outbound => "Outbound Metrics".into(),
         },

@@ -256,3 +256,46 @@ fn request_durations_of_the_milliseconds_histogram_are_charted_in_seconds() {
     assert_eq!(v["charts"][2]["metric"]["matrix"][0]["values"][0][1], "25");
     assert_eq!(v["charts"][3]["histogram"]["avg"]["matrix"][0]["values"][0][1], "25");
 }
+
+#[test]
+fn workload_and_service_dashboards_select_their_own_labels() {
+    let out = AppParams::parse("direction=inbound").unwrap();
+    let w = istio_dashboard_plan(
+        "bookinfo",
+        DashboardTarget::Workload("reviews-v1"),
+        &out,
+        DurationMetric::Milliseconds,
+        1000,
+    );
+    assert_eq!(w.title, "Inbound Metrics");
+    assert_eq!(
+        w.queries[0].matchers.to_vec(),
+        vec![
+            Matcher::eq("reporter", "source"),
+            Matcher::eq("destination_workload_namespace", "bookinfo"),
+            Matcher::eq("destination_workload", "reviews-v1"),
+        ]
+    );
+    let limits = crate::ParamLimits::default();
+    let p = AppParams::parse_service_with("requestProtocol=http", &limits).unwrap();
+    let s = istio_dashboard_plan(
+        "bookinfo",
+        DashboardTarget::Service("reviews"),
+        &p,
+        DurationMetric::Milliseconds,
+        1000,
+    );
+    assert_eq!(s.title, "Inbound Metrics");
+    assert_eq!(
+        s.queries[0].matchers.to_vec(),
+        vec![
+            Matcher::eq("reporter", "source"),
+            Matcher::eq("destination_service_name", "reviews"),
+            Matcher::eq("destination_service_namespace", "bookinfo"),
+            Matcher::eq("request_protocol", "http"),
+        ]
+    );
+    assert_eq!(s.aggregations[1].label, "source_app");
+    let e = AppParams::parse_service_with("direction=outbound", &limits).unwrap_err();
+    assert!(matches!(e, DashboardError::BadRequest(ref m) if m.starts_with("direction")), "{e:?}");
+}

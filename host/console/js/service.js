@@ -1,0 +1,75 @@
+// Service page: health, the workloads behind the service, the VirtualServices and
+// DestinationRules whose hosts name it (with their validation), and its inbound charts.
+
+import { api, enc } from './api.js';
+import { el, link, qs, table } from './dom.js';
+import { dashboardSection, healthSection } from './details.js';
+import { hostNames } from './lists.js';
+
+function validOf(v) {
+  const sev = ((v && v.checks) || []).map((c) => c.severity);
+  if (sev.includes('error') || (v && v.valid === false)) return 'error';
+  if (sev.includes('warning')) return 'warning';
+  return 'valid';
+}
+
+/** VirtualServices and DestinationRules of every visible namespace that name the service. */
+async function routingObjects(ns, svc) {
+  const namespaces = (await api('namespaces')).map((n) => n.name);
+  const per = await Promise.all(namespaces.map(async (objNs) => {
+    const [list, val] = await Promise.all([
+      api(`namespaces/${enc(objNs)}/mesh?objects=virtualservices,destinationrules`).catch(() => ({})),
+      api(`namespaces/${enc(objNs)}/mesh_validations`).catch(() => ({})),
+    ]);
+    const byKind = val[objNs] || {};
+    const out = [];
+    for (const [key, kind, vKey, title] of [['virtualServices', 'virtualservices', 'virtualservice', 'VirtualService'],
+      ['destinationRules', 'destinationrules', 'destinationrule', 'DestinationRule']]) {
+      for (const o of list[key] || []) {
+        const spec = o.spec || {};
+        const hosts = [].concat(spec.hosts || [], spec.host ? [spec.host] : []);
+        if (!hosts.some((h) => hostNames(h, objNs, svc, ns))) continue;
+        const name = o.metadata && o.metadata.name;
+        out.push({ ns: objNs, name, kind, title, valid: validOf((byKind[vKey] || {})[name]) });
+      }
+    }
+    return out;
+  }));
+  return per.flat();
+}
+
+export async function renderService(main, params) {
+  const ns = params.get('namespace'), svc = params.get('service');
+  if (!ns || !svc) { main.append(el('p', { class: 'error' }, 'This page needs namespace and service in its address.')); return null; }
+  const rateInterval = params.get('rateInterval') || '10m';
+  const [list, health, objects] = await Promise.all([
+    api(`namespaces/${enc(ns)}/services`),
+    api(`namespaces/${enc(ns)}/services/${enc(svc)}/health${qs({ rateInterval })}`).catch((e) => ({ error: e.message })),
+    routingObjects(ns, svc),
+  ]);
+  const item = (list.services || []).find((s) => s.name === svc);
+  if (!item) { main.append(el('p', { class: 'error', 'data-testid': 'view-error' }, `No service ${svc} in namespace ${ns}.`)); return null; }
+  const statusClass = { valid: 'healthy', warning: 'degraded', error: 'failing' };
+  main.append(el('h1', {}, `Service ${svc}`, el('small', {}, ` · namespace ${ns}`)),
+    el('p', { class: 'links' }, link(`graph${qs({ namespaces: ns, service: svc })}`, 'Graph of this service'), ' ',
+      link(`services${qs({ namespaces: ns })}`, 'All services of ' + ns), ' ',
+      link(`mesh${qs({ namespace: ns })}`, 'Mesh config')),
+    el('div', { class: 'two-col' },
+      healthSection(health, rateInterval),
+      el('section', {},
+        el('h2', {}, 'Workloads'),
+        item.workloads.length
+          ? el('ul', { 'data-testid': 'service-workloads' }, item.workloads.map((w) =>
+            el('li', {}, link(`workload${qs({ namespace: ns, workload: w })}`, w, { 'data-testid': 'workload-link', 'data-name': w }))))
+          : el('p', { class: 'muted', 'data-testid': 'service-workloads' }, 'The selector selects no workload.'),
+        el('h2', {}, 'Routing'),
+        objects.length
+          ? table(['object', 'kind', 'namespace', 'validation'], objects.map((o) => [
+            link(`mesh/object${qs({ namespace: o.ns, objectType: o.kind, object: o.name })}`, o.name,
+              { 'data-testid': 'routing-object', 'data-kind': o.kind, 'data-name': o.name, 'data-namespace': o.ns, 'data-valid': o.valid }),
+            o.title, o.ns, el('span', { class: `status ${statusClass[o.valid]}` }, o.valid)]), { class: 'compact' })
+          : el('p', { class: 'muted' }, 'No VirtualService or DestinationRule names this service.'))));
+  const q = new URLSearchParams(params);
+  q.set('direction', 'inbound');
+  return dashboardSection(main, ns, svc, q, 'services');
+}

@@ -1,0 +1,15 @@
+//! serviceList, answered from the cluster model.
+
+use crate::router::{Ctx, HandlerFuture, Reply, Route};
+
+pub fn routes() -> Vec<Route> {
+    vec![Route::get("serviceList", "/namespaces/{namespace}/services", service_list)]
+}
+
+fn service_list(ctx: Ctx) -> HandlerFuture {
+    Box::pin(async move {
+        let ns = ctx.path("namespace")?;
+        let state = ctx.state.cluster.state().await?;
+        Reply::json(&state.service_list(ns)?)
+    })
+}
