@@ -118,6 +118,8 @@ impl Cluster {
         let mut env: Vec<(String, String)> = self.pod.env();
         env.push(("MESHLENS_SERVER__ADDRESS".into(), "127.0.0.1".into()));
         env.push(("MESHLENS_SERVER__PORT".into(), "0".into()));
+        // The probe port too: two replicas run side by side here.
+        env.push(("MESHLENS_SERVER__METRICS__PORT".into(), "0".into()));
         env.push(("MESHLENS_AUTH__SIGNING_KEY".into(), signing_key.into()));
         env.push(("MESHLENS_AUTH__PASSWORD".into(), PASSWORD.into()));
         env.extend(extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
@@ -138,6 +140,7 @@ impl Cluster {
         let env = [
             ("MESHLENS_SERVER__ADDRESS", "127.0.0.1"),
             ("MESHLENS_SERVER__PORT", "0"),
+            ("MESHLENS_SERVER__METRICS__PORT", "0"),
             ("MESHLENS_AUTH__SIGNING_KEY", SIGNING_KEY),
             ("MESHLENS_AUTH__PASSWORD", PASSWORD),
         ];
