@@ -198,7 +198,7 @@ fn value<'a>(s: &'a impl Subject, a: Attr) -> Val<'a> {
 
 /// JavaScript's `Number(text)`: trimmed, empty is 0, decimal with exponent, `Infinity`,
 /// `0x`/`0o`/`0b` integers; anything else is NaN.
-pub(crate) fn js_number(text: &str) -> f64 {
+pub fn js_number(text: &str) -> f64 {
     let t = text.trim();
     if t.is_empty() {
         return 0.0;

@@ -19,7 +19,7 @@ mod eval;
 pub mod json;
 mod parse;
 
-pub use eval::{EdgeNumber, Field, Flag, Subject};
+pub use eval::{EdgeNumber, Field, Flag, Subject, js_number};
 pub use parse::{Expr, Kind};
 
 /// An expression that cannot be read; the message says why without repeating the request

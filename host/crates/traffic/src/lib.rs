@@ -22,6 +22,7 @@ mod order;
 mod output;
 mod plan;
 mod query;
+mod scope;
 #[cfg(any(test, feature = "serde-reference"))]
 mod serde_ref;
 
@@ -41,6 +42,7 @@ pub use plan::{
 pub use query::{
     Flag, GoSeconds, GraphQuery, GraphTypeParam, InjectParam, NotOffered, Quantile, UnixSeconds,
 };
+pub use scope::{ExprParam, GraphScope, Hops, MAX_HOPS};
 
 #[cfg(test)]
 mod tests;
