@@ -102,6 +102,14 @@ GRAPH_PARAMS = [
       "waypoint requests only, or neither. Sidecar telemetry is read whatever the value.", "total",
       ["total", "ztunnel", "waypoint", "none"]),
     q("waypoints", "Show waypoint proxies as nodes, with the TCP hops through them.", "false", typ="boolean"),
+    # Scoping (issue #34): applied after the appenders, in the order hide, focus, find.
+    q("hide", "A find/hide expression (README, Find and hide): matching nodes are removed with their edges "
+      "(a matching box with its members), matching edges are removed. Applied first. Empty: no filter."),
+    q("focus", "A node or box id of the graph left by hide: only the nodes within hops edges of it, in either "
+      "direction, are kept, with the edges between them and their boxes."),
+    q("hops", "How many edges from focus are kept (0-10).", "1", typ="integer"),
+    q("find", "A find/hide expression: matching nodes or edges among those kept carry isFind true. Applied last. "
+      "Empty: no filter."),
 ]
 INJECT = q("injectServiceNodes", "Inject service nodes between source and destination nodes.", "false", typ="boolean")
 
@@ -268,17 +276,18 @@ DEFS = {
                                  optional=["workloadStatuses", "workloadStatus"])),
     "NodeData": obj({"id": S, "parent": S, "nodeType": S, "namespace": S, "workload": S, "app": S, "version": S,
                      "service": S, "destServices": mp(B), "traffic": arr(TRAFFIC), "hasCB": B, "hasMissingSC": B,
-                     "hasVS": B, "hasHTTPRoute": B, "isDead": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
+                     "hasVS": B, "hasHTTPRoute": B, "isDead": B, "isFind": B, "isGroup": S, "isInaccessible": B, "isMisconfigured": S, "isOutside": B,
                      "isRoot": B, "isServiceEntry": S, "isUnused": B, "isAmbient": B, "isWaypoint": B,
                      "healthStatus": {**ref("HealthStatus"), "description": "Set by the health appender: the node's status "
                                       "over the graph's own window (app, service and workload nodes)."}},
                     optional=["parent", "workload", "app", "version", "service", "destServices", "traffic",
-                              "hasCB", "hasMissingSC", "hasVS", "hasHTTPRoute", "isDead", "isGroup", "isInaccessible",
+                              "hasCB", "hasMissingSC", "hasVS", "hasHTTPRoute", "isDead", "isFind", "isGroup", "isInaccessible",
                               "isMisconfigured", "isOutside", "isRoot", "isServiceEntry", "isUnused",
                               "isAmbient", "isWaypoint", "healthStatus"],
                     open_fields=APPENDER_FIELD),
-    "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isMTLS": B, "isUnused": B},
-                    optional=["responseTime", "isMTLS", "isUnused"], open_fields=APPENDER_FIELD),
+    "EdgeData": obj({"id": S, "source": S, "target": S, "traffic": TRAFFIC, "responseTime": S, "isFind": B, "isMTLS": B,
+                     "isUnused": B},
+                    optional=["responseTime", "isFind", "isMTLS", "isUnused"], open_fields=APPENDER_FIELD),
     "GraphConfig": obj({"timestamp": I, "duration": I, "graphType": S,
                         "elements": obj({"nodes": arr(obj({"data": ref("NodeData")})),
                                          "edges": arr(obj({"data": ref("EdgeData")}))})}),

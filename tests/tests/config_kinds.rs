@@ -193,10 +193,7 @@ async fn every_check_fires_on_its_breaking_object_only_through_both_sources() {
     // so the only warnings are about that backend.
     let warnings = status["warningMessages"].as_array().expect("warnings");
     assert!(warnings.iter().all(|w| !w.to_string().contains("CRD")), "{status}");
-    assert!(
-        warnings.iter().all(|w| w.to_string().contains("metrics backend")),
-        "{status}"
-    );
+    assert!(warnings.iter().all(|w| w.to_string().contains("metrics backend")), "{status}");
 
     let by_path: BTreeMap<&str, &Value> = kube.iter().map(|(p, _, v)| (p.as_str(), v)).collect();
     // meshConfigList: the eight lists, items as served ({metadata, spec}).

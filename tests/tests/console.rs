@@ -485,19 +485,33 @@ fn console_on_the_demo() {
             let drawn = wait_graph(&c).await;
             assert_eq!(split_ids(&drawn["found"]), want, "find {expr}");
         }
-        // Hiding edges removes exactly those edges and no node.
+        // Hiding is the server's (issue #34): the console draws exactly the server's answer
+        // for the same expression, and what the server left out is what the expression
+        // selects. Hiding edges removes exactly those edges and no node.
+        let server_hidden = |expr: &str| -> Value {
+            let q = meshlens_params::query::query_string(&[("hide", expr)]);
+            m.get(&format!("/api/namespaces/graph?namespaces=bookinfo,istio-system&graphType=workload&injectServiceNodes=true&{q}")).json()
+        };
         type_into(&c, "ctl-find", "").await;
         type_into(&c, "ctl-hide", "%error > 1").await;
         let drawn = wait_graph(&c).await;
         let failing = edge_ids(&|d| pct(d) > 1.0);
-        assert_eq!(split_ids(&drawn["hidden"]), failing);
+        let answer = server_hidden("%error > 1");
+        let server_edges = ids(&answer["elements"]["edges"]);
+        let all_edges = edge_ids(&|_| true);
+        assert_eq!(all_edges.difference(&server_edges).cloned().collect::<BTreeSet<_>>(), failing);
+        assert_eq!(split_ids(&drawn["ids"]), ids(&answer["elements"]["nodes"]));
         assert_eq!(drawn["edges"], json!((edges.len() - failing.len()).to_string()));
         assert_eq!(drawn["nodes"], json!(nodes.len().to_string()));
         type_into(&c, "ctl-hide", "node = service").await;
         let drawn = wait_graph(&c).await;
         let kept = node_ids(&|d| d["nodeType"] != "service");
         assert_eq!(split_ids(&drawn["ids"]), kept);
-        assert_eq!(split_ids(&drawn["hidden"]), services);
+        let answer = server_hidden("node = service");
+        assert_eq!(split_ids(&drawn["ids"]), ids(&answer["elements"]["nodes"]));
+        let hidden: BTreeSet<String> =
+            node_ids(&|_| true).difference(&split_ids(&drawn["ids"])).cloned().collect();
+        assert_eq!(hidden, services);
         let kept_edges = edges
             .iter()
             .filter(|e| {
@@ -518,6 +532,92 @@ fn console_on_the_demo() {
         let drawn = wait_graph(&c).await;
         assert_eq!(drawn["nodes"], json!(nodes.len().to_string()));
         no_console_errors(&c, "find/hide").await;
+
+        // The console's expression checker (find.js) agrees with the server's language on the
+        // shared table (host/crates/graph-scope/tests/expressions.json).
+        let table: Value = serde_json::from_str(include_str!(
+            "../../host/crates/graph-scope/tests/expressions.json"
+        ))
+        .expect("table");
+        let got = js(
+            &c,
+            "const [table] = arguments;
+             return import(new URL('js/find.js', document.baseURI).href).then(({ compile }) =>
+               table.cases.map((c) => {
+                 try {
+                   const e = compile(c.expr);
+                   const list = e.kind === 'edge' ? table.graph.elements.edges : table.graph.elements.nodes;
+                   return { kind: e.kind, ids: list.map((x) => x.data).filter((d) => e.test(d)).map((d) => d.id) };
+                 } catch (err) { return { error: String(err.message) }; }
+               }));",
+            vec![table.clone()],
+        )
+        .await;
+        for (case, got) in
+            table["cases"].as_array().expect("cases").iter().zip(got.as_array().expect("results"))
+        {
+            if let Some(kind) = case["error"].as_str() {
+                let msg =
+                    got["error"].as_str().unwrap_or_else(|| panic!("{case}: no error in {got}"));
+                let seen = if msg.contains("unknown attribute") {
+                    "unknown"
+                } else if msg.contains("not both") {
+                    "mixed"
+                } else {
+                    "syntax"
+                };
+                assert_eq!(seen, kind, "{case}: {msg}");
+            } else {
+                assert_eq!(got["kind"], case["kind"], "{case}");
+                let want: BTreeSet<&str> =
+                    case["ids"].as_array().expect("ids").iter().filter_map(Value::as_str).collect();
+                let have: BTreeSet<&str> =
+                    got["ids"].as_array().expect("ids").iter().filter_map(Value::as_str).collect();
+                assert_eq!(have, want, "{case}");
+            }
+        }
+
+        // Focus on a node from its side panel: the address carries focus and hops, and the
+        // drawing is the server's neighbourhood.
+        let pp = nodes
+            .iter()
+            .find(|n| {
+                n["data"]["workload"] == "productpage-v1" && n["data"]["nodeType"] == "workload"
+            })
+            .expect("productpage")["data"]["id"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        click_node(&c, &pp).await;
+        wait_js(
+            &c,
+            "return document.querySelector('[data-testid=panel-focus]') !== null",
+            "the focus button",
+        )
+        .await;
+        type_into(&c, "panel-hops", "1").await;
+        c.find(Locator::Css("[data-testid=panel-focus]"))
+            .await
+            .expect("focus")
+            .click()
+            .await
+            .expect("click");
+        let drawn = wait_graph(&c).await;
+        let url = c.current_url().await.expect("url").to_string();
+        assert!(url.contains(&format!("focus={pp}")) && url.contains("hops=1"), "{url}");
+        let q = meshlens_params::query::query_string(&[("focus", pp.as_str()), ("hops", "1")]);
+        let answer = m.get(&format!("/api/namespaces/graph?namespaces=bookinfo,istio-system&graphType=workload&injectServiceNodes=true&{q}")).json();
+        assert_eq!(split_ids(&drawn["ids"]), ids(&answer["elements"]["nodes"]));
+        assert!(split_ids(&drawn["ids"]).len() < nodes.len(), "{drawn}");
+        c.find(Locator::Css("[data-testid=ctl-unfocus]"))
+            .await
+            .expect("unfocus")
+            .click()
+            .await
+            .expect("click");
+        let drawn = wait_graph(&c).await;
+        assert_eq!(drawn["nodes"], json!(nodes.len().to_string()));
+        no_console_errors(&c, "focus").await;
 
         // A node click opens the panel with the API's health numbers.
         let reviews_v2 = nodes
@@ -991,7 +1091,10 @@ fn console_graph_on_prometheus_matches_the_api() {
         // The SVG is of what is drawn: hidden nodes and their edges are left out.
         type_into(&c, "ctl-hide", "node = app").await;
         let hidden_view = wait_graph(&c).await;
-        let hidden = split_ids(&hidden_view["hidden"]);
+        let hidden: BTreeSet<String> = ids(&api["elements"]["nodes"])
+            .difference(&split_ids(&hidden_view["ids"]))
+            .cloned()
+            .collect();
         assert!(!hidden.is_empty(), "{hidden_view}");
         let file = export_file(&c, "SVG").await;
         let svg = js(&c, svg_ids, vec![file["text"].clone()]).await;

@@ -40,6 +40,15 @@ function target(d) {
   return null;
 }
 
+/** "Focus on this node" with its hops: the graph view asks the server for the neighbourhood
+ *  (`focus`, `hops`) when the panel sends `panel-focus`. */
+function focusControl(panel, id, s) {
+  const hops = el('input', { type: 'number', min: 0, max: 10, step: 1, value: s.hops || '1', 'data-testid': 'panel-hops', 'aria-label': 'hops', class: 'hops' });
+  const go = el('button', { type: 'button', 'data-testid': 'panel-focus',
+    onclick: () => panel.dispatchEvent(new CustomEvent('panel-focus', { detail: { id, hops: hops.value } })) }, 'Focus on this node');
+  return el('p', { class: 'focus' }, go, ' within ', hops, ' hops');
+}
+
 export async function showNodePanel(panel, node, s) {
   const mine = ++token;
   const d = node.data();
@@ -56,6 +65,7 @@ export async function showNodePanel(panel, node, s) {
       ['out', valueCell('rate-out', r.out), '', `${outEdges.length} (${fmt(sum(outEdges))} rps)`],
     ], { class: 'compact' }),
     r.tcpIn || r.tcpOut ? el('p', {}, `TCP: ${fmt(r.tcpIn, 0)} B/s in, ${fmt(r.tcpOut, 0)} B/s out`) : null,
+    focusControl(panel, d.id, s),
   );
   const t = target(d);
   if (!t) return;

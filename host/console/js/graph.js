@@ -1,8 +1,10 @@
 // The graph view. The URL carries the whole state with the API's parameter names
 // (namespaces, graphType, duration, groupBy, injectServiceNodes, includeMesh, appenders,
-// ambientTraffic, waypoints, queryTime; app/version/service/workload for a node's own graph) plus the view's own
-// (refresh, edgeLabels, find, hide, select). After each draw the container
-// [data-testid=graph] carries data-state, data-nodes, data-edges and data-node-ids.
+// ambientTraffic, waypoints, queryTime, hide, find, focus, hops; app/version/service/workload for a node's own graph)
+// plus the view's own (refresh, edgeLabels, select). hide, find and focus are the server's
+// work (issue #34): hidden elements are never sent, found ones carry isFind. After each draw
+// the container [data-testid=graph] carries data-state, data-nodes, data-edges, data-node-ids
+// and data-found-ids.
 
 import { api, apiUrl, enc } from './api.js';
 import { el, qs, download } from './dom.js';
@@ -15,11 +17,11 @@ const GRAPH_TYPES = ['app', 'versionedApp', 'workload', 'service'];
 const DURATIONS = ['1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d'];
 const REFRESH = { off: 0, '10s': 10e3, '30s': 30e3, '1m': 60e3 };
 const EDGE_LABELS = { none: 'No edge labels', rps: 'Request rate', errorPct: 'Error %', responseTime: 'Response time' };
-const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'ambientTraffic', 'waypoints', 'queryTime'];
+const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'ambientTraffic', 'waypoints', 'queryTime', 'hide', 'find', 'focus', 'hops'];
 // The API's ambientTraffic values (README, "Ambient mesh"); `total` is the default.
 const AMBIENT_TRAFFIC = { total: 'ambient: total', ztunnel: 'ambient: ztunnel', waypoint: 'ambient: waypoint', none: 'ambient: none' };
 const TARGET_KEYS = ['app', 'version', 'service', 'workload'];
-const VIEW_KEYS = ['refresh', 'edgeLabels', 'find', 'hide', 'select'];
+const VIEW_KEYS = ['refresh', 'edgeLabels', 'select'];
 
 function readState(params) {
   const s = {};
@@ -64,6 +66,9 @@ export async function renderGraph(main, params) {
     s.namespaces = nsList.join(',');
     history.replaceState(null, '', urlOf(s));
   }
+  // An expression from the address that cannot be read is shown, not sent.
+  const addressErrors = [['find', s.find], ['hide', s.hide]].map(([k, v]) => [k, exprError(v, k)]).filter(([, e]) => e);
+  for (const [k] of addressErrors) delete s[k];
   const chosen = new Set(s.namespaces.split(','));
   const enabled = s.appenders === undefined ? new Set(APPENDERS) : new Set(s.appenders.split(',').filter(Boolean));
 
@@ -84,12 +89,14 @@ export async function renderGraph(main, params) {
   const findIn = el('input', { type: 'search', name: 'find', placeholder: 'find: rps > 10, ns = bookinfo, hasCB', value: s.find || '', 'data-testid': 'ctl-find' });
   const hideIn = el('input', { type: 'search', name: 'hide', placeholder: 'hide: node = service', value: s.hide || '', 'data-testid': 'ctl-hide' });
   const exprErr = el('span', { class: 'error', 'data-testid': 'expr-error', role: 'alert' });
+  const unfocus = el('button', { type: 'button', 'data-testid': 'ctl-unfocus', hidden: !s.focus }, `Unfocus (${s.hops || 1} hops)`);
   const exportSel = el('select', { 'data-testid': 'ctl-export', 'aria-label': 'export' },
     ['Export…', 'PNG', 'SVG', 'JSON', 'DOT'].map((f, i) => el('option', { value: i ? f : '' }, f)));
   const reload = el('button', { type: 'button', 'data-testid': 'ctl-reload' }, 'Reload');
   const target = s.workload || s.service || s.app;
   const title = el('h1', {}, target ? `Graph of ${s.workload ? 'workload' : s.service ? 'service' : 'app'} ${target}${s.version ? ' ' + s.version : ''}` : 'Graph');
 
+  exprErr.textContent = addressErrors.map(([, e]) => e).join('; ');
   const container = el('div', { class: 'graph', 'data-testid': 'graph', 'data-state': 'loading' });
   const status = el('div', { class: 'graph-status', 'data-testid': 'graph-status' });
   const panel = el('aside', { class: 'panel', 'data-testid': 'panel', hidden: true });
@@ -100,7 +107,7 @@ export async function renderGraph(main, params) {
         el('label', { class: 'chk' }, inject, 'service nodes'), el('label', { class: 'chk' }, mesh, 'mesh namespace'),
         ambientSel, el('label', { class: 'chk' }, waypoints, 'waypoints')),
       el('details', { class: 'appenders' }, el('summary', {}, 'Appenders'), appenderBoxes),
-      el('fieldset', { class: 'find' }, el('legend', {}, 'Find / hide'), findIn, hideIn, exprErr),
+      el('fieldset', { class: 'find' }, el('legend', {}, 'Find / hide'), findIn, hideIn, unfocus, exprErr),
       el('div', { class: 'actions' }, reload, exportSel)),
     el('div', { class: 'graph-area' }, container, panel), status,
     el('p', { class: 'legend', 'data-testid': 'legend' },
@@ -138,25 +145,21 @@ export async function renderGraph(main, params) {
       (graph ? ` · ${new Date(graph.timestamp * 1000).toLocaleTimeString()} · last ${s.duration}` : '');
   }
 
-  /** Applies find (highlight) and hide to the drawn elements; false when an expression is bad. */
+  /** Checks an expression before it is sent (the server reads it; this only says early
+   *  why one cannot be read); the message, or '' when it can be read or is empty. */
+  function exprError(text, what) {
+    if (!text || !text.trim()) return '';
+    try { compile(text); return ''; } catch (e) { return `${what}: ${e.message}`; }
+  }
+
+  /** Marks what the server found (isFind); hidden elements were never sent. */
   function applyExpressions() {
-    exprErr.textContent = '';
-    let ok = true;
-    const parse = (text, what) => {
-      if (!text || !text.trim()) return null;
-      try { return compile(text); } catch (e) { exprErr.textContent = `${what}: ${e.message}`; ok = false; return null; }
-    };
-    const find = parse(s.find, 'find');
-    const hide = parse(s.hide, 'hide');
     cy.batch(() => {
-      cy.$('.found, .hidden').removeClass('found hidden');
-      if (hide) (hide.kind === 'edge' ? cy.edges() : cy.nodes()).filter((e) => hide.test(e.data())).addClass('hidden');
-      if (find) (find.kind === 'edge' ? cy.edges() : cy.nodes()).filter((e) => shown(e) && find.test(e.data())).addClass('found');
+      cy.$('.found').removeClass('found');
+      cy.elements().filter((e) => e.data('isFind') === true).addClass('found');
     });
     container.dataset.foundIds = cy.elements('.found').map((e) => e.id()).join(',');
-    container.dataset.hiddenIds = cy.elements('.hidden').map((e) => e.id()).join(',');
     visibleCounts();
-    return ok;
   }
 
   function restoreSelection() {
@@ -225,8 +228,28 @@ export async function renderGraph(main, params) {
     changed(true);
   });
   for (const [input, key] of [[findIn, 'find'], [hideIn, 'hide']]) {
-    input.addEventListener('change', () => { s[key] = input.value.trim() || undefined; applyExpressions(); changed(false, true); });
+    input.addEventListener('change', () => {
+      const err = exprError(input.value, key);
+      exprErr.textContent = err;
+      // A bad expression says why and changes nothing.
+      if (err) return;
+      s[key] = input.value.trim() || undefined;
+      changed(true, true);
+    });
   }
+  panel.addEventListener('panel-focus', (e) => {
+    s.focus = e.detail.id;
+    s.hops = e.detail.hops;
+    unfocus.hidden = false;
+    unfocus.textContent = `Unfocus (${s.hops} hops)`;
+    changed(true);
+  });
+  unfocus.addEventListener('click', () => {
+    s.focus = undefined;
+    s.hops = undefined;
+    unfocus.hidden = true;
+    changed(true);
+  });
   reload.addEventListener('click', load);
   exportSel.addEventListener('change', async () => {
     const f = exportSel.value;

@@ -15,8 +15,9 @@ use abi_stable::std_types::{RResult, RVec};
 use meshlens_cluster::ClusterState;
 use meshlens_query_batch::{Handle, QueryBatch, owned};
 use meshlens_traffic::{
-    AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphSettings, GraphTarget,
-    appender_run_order, build_graph_until, finish, names_only, round_results, traffic_plan,
+    AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphScope, GraphSettings,
+    GraphTarget, appender_run_order, build_graph_until, finish, names_only, round_results,
+    traffic_plan,
 };
 use plugin_api::{AppenderBox, AppenderData, ClusterKind, QueryResult};
 
@@ -135,6 +136,9 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
         &limits,
     )
     .map_err(|e| ApiError::bad_request(e.message))?;
+    // hide, find, focus and hops (issue #34): read before anything is queried.
+    let view =
+        GraphScope::parse(ctx.query_string()).map_err(|e| ApiError::bad_request(e.message))?;
     // Every requested namespace must be visible, or the whole request is refused.
     let requested: Vec<&str> = opts.namespaces.iter().map(String::as_str).collect();
     ctx.access.require(&requested).await?;
@@ -262,7 +266,9 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
             names_only(&mut g, &|ns| hidden.contains(ns));
             scope.check()?;
-            let out = GraphOutput::new_until(&opts, &g, &stop).map_err(|_| Scope::gone())?;
+            let mut out = GraphOutput::new_until(&opts, &g, &stop).map_err(|_| Scope::gone())?;
+            // After the appenders and the ids, so kept elements are the full graph's.
+            out.apply_scope(&view).map_err(|e| ApiError::bad_request(e.message))?;
             let reply = match opts.format {
                 GraphFormat::Json => {
                     Reply::Json(out.to_json_until(&stop).map_err(|_| Scope::gone())?)

@@ -20,6 +20,11 @@ fn quote(s: &str) -> String {
     out
 }
 
+/// What marks an element selected by `find` (the JSON's `isFind`): a heavier outline.
+fn found(is_find: bool) -> &'static str {
+    if is_find { ", penwidth=3" } else { "" }
+}
+
 fn node_label(o: &NodeOut<'_>) -> String {
     let Some(n) = o.node else {
         return String::new();
@@ -43,9 +48,10 @@ fn node_line(out: &mut String, indent: &str, o: &NodeOut<'_>) {
     };
     let _ = writeln!(
         out,
-        "{indent}{} [label={}, shape={shape}];",
+        "{indent}{} [label={}, shape={shape}{}];",
         quote(o.id.as_str()),
-        quote(&node_label(o))
+        quote(&node_label(o)),
+        found(o.is_find)
     );
 }
 
@@ -94,10 +100,11 @@ impl GraphOutput<'_> {
             };
             let _ = writeln!(
                 out,
-                "  {} -> {} [label={}];",
+                "  {} -> {} [label={}{}];",
                 quote(e.source.as_str()),
                 quote(e.target.as_str()),
-                quote(&label)
+                quote(&label),
+                found(e.is_find)
             );
         }
         out.push_str("}\n");

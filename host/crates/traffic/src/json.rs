@@ -238,6 +238,7 @@ impl Pretty {
         if let Some(b) = o.box_fields() {
             self.key_string("app", b.app);
             self.flag("hasMissingSC", b.has_missing_sc);
+            self.flag("isFind", o.is_find);
             self.key_plain("isGroup", o.is_group);
             self.flag("isInaccessible", b.is_inaccessible);
             self.flag("isOutside", b.is_outside);
@@ -277,6 +278,7 @@ impl Pretty {
             self.flag("hasMissingSC", n.has_missing_sc);
             self.flag("hasVS", n.has_vs);
             self.flag("isDead", n.is_dead);
+            self.flag("isFind", o.is_find);
             self.flag("isInaccessible", n.is_inaccessible);
             if !n.is_misconfigured.is_empty() {
                 self.key_string("isMisconfigured", n.is_misconfigured.as_str());
@@ -300,6 +302,7 @@ impl Pretty {
         if let Some(rt) = o.edge.response_time.into_option() {
             self.key_fixed("responseTime", Fixed::whole(rt));
         }
+        self.flag("isFind", o.is_find);
         self.flag("isMTLS", o.edge.is_mtls);
         self.flag("isUnused", o.is_unused);
         self.extras(&o.edge.extra);

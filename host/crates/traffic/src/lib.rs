@@ -23,6 +23,7 @@ mod order;
 mod output;
 mod plan;
 mod query;
+mod scope;
 #[cfg(any(test, feature = "serde-reference"))]
 mod serde_ref;
 
@@ -43,6 +44,7 @@ pub use plan::{
 pub use query::{
     Flag, GoSeconds, GraphQuery, GraphTypeParam, InjectParam, NotOffered, Quantile, UnixSeconds,
 };
+pub use scope::{ExprParam, GraphScope, Hops, MAX_HOPS};
 
 #[cfg(test)]
 mod tests;

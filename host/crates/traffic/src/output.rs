@@ -11,7 +11,7 @@ use crate::options::{GraphOptions, GroupBy};
 use crate::order::{hash_ranks, sort_nodes};
 
 /// Keys of the spec's own fields; an appender's open field with one of these names is ignored.
-pub(crate) const RESERVED: [&str; 26] = [
+pub(crate) const RESERVED: [&str; 27] = [
     "id",
     "parent",
     "nodeType",
@@ -26,6 +26,7 @@ pub(crate) const RESERVED: [&str; 26] = [
     "hasMissingSC",
     "hasVS",
     "isDead",
+    "isFind",
     "isGroup",
     "isInaccessible",
     "isMisconfigured",
@@ -64,6 +65,8 @@ pub struct NodeOut<'a> {
     pub(crate) box_fields: Option<BoxFields<'a>>,
     /// Node traffic entries.
     pub traffic: Vec<Traffic>,
+    /// Selected by the request's `find` (written as `"isFind": true`).
+    pub is_find: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -90,6 +93,8 @@ pub struct EdgeOut<'a> {
     pub traffic: Traffic,
     /// `isUnused` (from the source node).
     pub is_unused: bool,
+    /// Selected by the request's `find` (written as `"isFind": true`).
+    pub is_find: bool,
 }
 
 /// The serialisable response: `{timestamp, duration, graphType, elements}`.
@@ -224,6 +229,7 @@ impl<'a> GraphOutput<'a> {
                 node: Some(n),
                 box_fields: None,
                 traffic: node_traffic(n),
+                is_find: false,
             })
             .collect();
         add_boxes(opts, &mut nodes);
@@ -277,6 +283,7 @@ impl<'a> GraphOutput<'a> {
                         edge: e,
                         traffic: edge_traffic(e, out_total[s]),
                         is_unused: graph.nodes[s].is_unused,
+                        is_find: false,
                     }
                 })
                 .collect::<Vec<_>>()
@@ -362,6 +369,7 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
             node: None,
             box_fields: Some(bf),
             traffic: Vec::new(),
+            is_find: false,
         });
     }
     // Re-borrow lifetimes: box fields point into the graph, like the nodes do.

@@ -68,6 +68,7 @@ impl Serialize for NodeData<'_, '_> {
         if let Some(b) = &o.box_fields {
             m.serialize_entry("app", b.app)?;
             flag(&mut m, "hasMissingSC", b.has_missing_sc)?;
+            flag(&mut m, "isFind", o.is_find)?;
             m.serialize_entry("isGroup", o.is_group)?;
             flag(&mut m, "isInaccessible", b.is_inaccessible)?;
             flag(&mut m, "isOutside", b.is_outside)?;
@@ -96,6 +97,7 @@ impl Serialize for NodeData<'_, '_> {
         flag(&mut m, "hasMissingSC", n.has_missing_sc)?;
         flag(&mut m, "hasVS", n.has_vs)?;
         flag(&mut m, "isDead", n.is_dead)?;
+        flag(&mut m, "isFind", o.is_find)?;
         flag(&mut m, "isInaccessible", n.is_inaccessible)?;
         if !n.is_misconfigured.is_empty() {
             m.serialize_entry("isMisconfigured", n.is_misconfigured.as_str())?;
@@ -140,6 +142,7 @@ impl Serialize for EdgeData<'_, '_> {
         if let Some(rt) = o.edge.response_time.into_option() {
             m.serialize_entry("responseTime", &Fixed::whole(rt))?;
         }
+        flag(&mut m, "isFind", o.is_find)?;
         flag(&mut m, "isMTLS", o.edge.is_mtls)?;
         flag(&mut m, "isUnused", o.is_unused)?;
         for f in o.edge.extra.iter().filter(|f| !RESERVED.contains(&f.key.as_str())) {

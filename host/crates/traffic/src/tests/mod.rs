@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::*;
 
 mod output;
+mod scope;
 
 const NS: &str = "bookinfo";
 
