@@ -108,6 +108,9 @@ fn tokenize(text: &str) -> Result<Vec<Token>, ExprError> {
     }
 }
 
+/// The most tokens an expression may have (a long real one has a few dozen).
+pub const MAX_TOKENS: usize = 256;
+
 struct Parser {
     toks: Vec<Token>,
     i: usize,
@@ -209,7 +212,13 @@ impl Parser {
 impl Expr {
     /// Reads an expression (README, "Find and hide").
     pub fn parse(text: &str) -> Result<Expr, ExprError> {
-        let mut p = Parser { toks: tokenize(text)?, i: 0, kind: None };
+        let toks = tokenize(text)?;
+        // The parser, evaluation and drop all recurse once per nesting level, and a request
+        // line may hold some 30,000 "(": a bound on the parts keeps every depth small.
+        if toks.len() > MAX_TOKENS {
+            return Err(ExprError::new(format!("the expression has more than {MAX_TOKENS} parts")));
+        }
+        let mut p = Parser { toks, i: 0, kind: None };
         let ast = p.expr()?;
         if let Some(t) = p.toks.get(p.i) {
             return Err(ExprError::new(format!("unexpected token at character {}", t.at)));
