@@ -253,7 +253,9 @@ HEALTH_CONFIG = {**obj({"rate": arr(obj({"namespace": S, "kind": S, "name": S, "
 DEFS = {
     "ResponseError": obj({"code": {"type": "integer", "format": "int32"}, "message": S}),
     "StatusInfo": STATUS_INFO,
-    "ConfigInfo": obj({**STATUS_INFO["properties"], "healthConfig": ref("HealthConfig")}),
+    "ConfigInfo": obj({**STATUS_INFO["properties"], "healthConfig": ref("HealthConfig"),
+                       "metricsCacheTtl": {**I, "description": "[metrics] cache_ttl in whole seconds (0: the answer cache is off). "
+                                           "Answers at a queryTime on its grid (a multiple of it) are cached at their first request."}}),
     "HealthStatus": HEALTH_STATUS,
     "HealthConfig": HEALTH_CONFIG,
     "TokenGenerated": obj({"token": S, "expired_at": S}),

@@ -2,11 +2,11 @@
 // outbound, reporter, by-label choices) and the runtimes' custom dashboards.
 
 import { api, enc } from './api.js';
-import { el, fmt, link, qs, table } from './dom.js';
+import { el, fmt, link, pageLink, qs, table } from './dom.js';
 import { objectStatus } from './health.js';
 import { drawDashboard } from './charts.js';
 
-export function healthSection(health, rateInterval) {
+export function healthSection(health, rateInterval, ns) {
   if (health.error) return el('p', { class: 'error' }, health.error);
   const st = objectStatus(health);
   const deps = health.deploymentStatuses || (health.deploymentStatus ? [health.deploymentStatus] : []);
@@ -15,7 +15,7 @@ export function healthSection(health, rateInterval) {
     table(['requests (last ' + rateInterval + ')', 'errors'], [[
       el('span', { 'data-testid': 'health-request-count', 'data-value': health.requests.requestCount }, fmt(health.requests.requestCount, 3)),
       el('span', { 'data-testid': 'health-error-count', 'data-value': health.requests.requestErrorCount }, fmt(health.requests.requestErrorCount, 3))]], { class: 'compact' }),
-    deps.length ? table(['workload', 'available', 'replicas'], deps.map((w) => [w.name, w.available, w.replicas]), { class: 'compact' }) : null);
+    deps.length ? table(['workload', 'available', 'replicas'], deps.map((w) => [ns ? pageLink('workload', ns, w.name) : w.name, w.available, w.replicas]), { class: 'compact' }) : null);
 }
 
 /** The app/workload/service dashboard block (`kind`: apps, workloads, services) with its
@@ -108,7 +108,7 @@ export async function renderApp(main, params) {
     el('p', { class: 'links' }, link(`graph${qs({ namespaces: ns, app, graphType: 'versionedApp' })}`, 'Graph of this app'), ' ',
       link(`mesh${qs({ namespace: ns })}`, 'Mesh config')),
     el('div', { class: 'two-col' },
-      healthSection(health, rateInterval),
+      healthSection(health, rateInterval, ns),
       el('section', {}, el('h2', {}, 'Workloads'), table(['workload', 'sidecar'], (details.workloads || []).map((w) =>
         [link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? 'yes' : plane[w.workloadName] ? `no (${plane[w.workloadName]})` : 'missing'])),
       el('h2', {}, 'Services'), el('p', { 'data-testid': 'services' }, (details.serviceNames || []).length
@@ -136,7 +136,7 @@ export async function renderWorkload(main, params) {
     el('p', { class: 'links' }, link(`graph${qs({ namespaces: ns, workload: wl })}`, 'Graph of this workload'),
       app ? [' ', link(`app${qs({ namespace: ns, app })}`, `App ${app}`)] : null),
     el('div', { class: 'two-col' },
-      healthSection(health, rateInterval),
+      healthSection(health, rateInterval, ns),
       el('section', {}, el('h2', {}, 'Replicas'),
         table(['desired', 'available', 'unavailable'], [[w.replicas, w.availableReplicas, w.unavailableReplicas]], { class: 'compact' }),
         el('h2', {}, 'Labels'), el('p', {}, Object.entries(w.labels || {}).map(([k, v]) => el('span', { class: 'badge' }, `${k}=${v}`))),

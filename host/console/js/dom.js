@@ -33,6 +33,11 @@ export function link(href, text, attrs = {}) {
   return el('a', { href, 'data-link': true, ...attrs }, text);
 }
 
+/** A link to the page of an app, workload or service (`kind`) of namespace `ns`. */
+export function pageLink(kind, ns, name, attrs = {}) {
+  return link(`${kind}${qs({ namespace: ns, [kind]: name })}`, name, { 'data-kind': kind, 'data-name': name, ...attrs });
+}
+
 /** Query string from an object, skipping empty values. */
 export function qs(params) {
   const u = new URLSearchParams();

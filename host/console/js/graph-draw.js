@@ -5,6 +5,8 @@
 import { nodeName } from './find.js';
 import { edgeRps, edgeErrPct } from './rates.js';
 import { statusClass, statusOfErrorPercent } from './health.js';
+import { LABELLED, fitReadable, labelBox } from './graph-labels.js';
+import { palette } from './graph-theme.js';
 
 cytoscape.use(cytoscapeDagre);
 cytoscape.use(cytoscapeFcose);
@@ -97,13 +99,14 @@ const LABEL_ZOOM = 0.7;
 const LABELS_AT_MOST = 400;
 
 function style(big) {
+  const p = palette();
   const label = big ? 'node.lbl' : 'node';
   const edgeLabelSel = big ? 'edge.lbl' : 'edge';
   return [
     { selector: 'node', style: {
-      'background-color': '#fff', 'border-width': 2, 'border-color': COLORS.na, shape: 'ellipse',
+      'background-color': p.node, 'border-width': 2, 'border-color': COLORS.na, shape: 'ellipse',
       width: 28, height: 28, 'font-size': 10, 'text-wrap': 'wrap', 'text-valign': 'bottom',
-      'text-margin-y': 4, 'min-zoomed-font-size': 7, color: '#151515', 'text-background-color': '#fff',
+      'text-margin-y': 4, 'min-zoomed-font-size': 7, color: p.text, 'text-background-color': p.textBg,
       'text-background-opacity': 0.7, 'text-background-padding': 1 } },
     { selector: label, style: { label: 'data(label)' } },
     ...Object.entries(SHAPES).map(([t, shape]) => ({ selector: 'node.t-' + t, style: { shape } })),
@@ -114,19 +117,19 @@ function style(big) {
     { selector: 'node.se', style: { shape: 'round-diamond' } },
     { selector: 'node.idle', style: { 'border-style': 'dashed', opacity: 0.7 } },
     { selector: 'node.box', style: {
-      'background-color': '#f2f6fb', 'border-color': '#6a7b91', 'border-width': 1, shape: 'round-rectangle',
+      'background-color': p.box, 'border-color': p.boxLine, 'border-width': 1, shape: 'round-rectangle',
       'text-valign': 'top', 'text-halign': 'center', 'text-margin-y': -2, 'font-weight': 'bold', padding: 12 } },
     { selector: 'node.box', style: { label: 'data(label)' } },
     { selector: 'edge', style: {
       width: 1.5, 'line-color': COLORS.na, 'target-arrow-color': COLORS.na,
       'target-arrow-shape': big ? 'none' : 'triangle', 'curve-style': big ? 'haystack' : 'bezier',
       'font-size': 9, 'min-zoomed-font-size': 7, 'text-rotation': 'autorotate',
-      'text-background-color': '#fff', 'text-background-opacity': 0.85, 'text-background-padding': 1, color: '#333' } },
+      'text-background-color': p.textBg, 'text-background-opacity': 0.85, 'text-background-padding': 1, color: p.edgeText } },
     { selector: edgeLabelSel, style: { label: 'data(label)' } },
     ...['healthy', 'degraded', 'failing', 'tcp'].map((c) => ({ selector: 'edge.c-' + c, style: { 'line-color': COLORS[c], 'target-arrow-color': COLORS[c] } })),
     // The lock of an mTLS edge: a padlock-like hollow square where it starts (the middle
     // holds the label; see the legend).
-    { selector: 'edge.mtls', style: { 'source-arrow-shape': 'square', 'source-arrow-fill': 'hollow', 'source-arrow-color': '#151515' } },
+    { selector: 'edge.mtls', style: { 'source-arrow-shape': 'square', 'source-arrow-fill': 'hollow', 'source-arrow-color': p.lock } },
     { selector: '.hidden', style: { display: 'none' } },
     { selector: '.found', style: { 'overlay-color': '#f4c145', 'overlay-opacity': 0.45, 'overlay-padding': 6 } },
     { selector: ':selected', style: { 'overlay-color': '#0066cc', 'overlay-opacity': 0.25, 'overlay-padding': 6 } },
@@ -184,8 +187,11 @@ export function warmLayout() {
 }
 
 /** Positions by node id, computed in the worker (grid on the main thread if the worker fails). */
-export function layoutPositions(els) {
+export function layoutPositions(els, view) {
   const nodes = els.nodes.map((n) => (n.data.parent ? { id: n.data.id, parent: n.data.parent } : { id: n.data.id }));
+  // Up to LABELLED nodes: each node's box with its label, and the view's size (graph-labels.js).
+  const sized = els.nodes.length <= LABELLED && view;
+  if (sized) els.nodes.forEach((n, i) => Object.assign(nodes[i], labelBox(n.data.label)));
   const edges = els.edges.map((e) => ({ id: e.data.id, source: e.data.source, target: e.data.target }));
   const mine = ++seq;
   return new Promise((resolve) => {
@@ -204,7 +210,7 @@ export function layoutPositions(els) {
     };
     w.addEventListener('message', done);
     w.onerror = () => { worker = null; resolve(null); };
-    w.postMessage({ seq: mine, nodes, edges, layout: nodes.length > RADIAL ? 'radial' : nodes.length > BIG ? 'fcose' : 'dagre' });
+    w.postMessage({ seq: mine, nodes, edges, layout: nodes.length > RADIAL ? 'radial' : nodes.length > BIG ? 'fcose' : 'dagre', view: sized ? view : undefined });
   });
 }
 
@@ -227,15 +233,21 @@ function fitPositions(cy, els, positions, pad) {
   cy.viewport({ zoom, pan: { x: w / 2 - zoom * (x1 + x2) / 2, y: h / 2 - zoom * (y1 + y2) / 2 } });
 }
 
-/** Replaces the drawn elements; resolves once the worker's layout is applied. */
-export async function draw(cy, graph, edgeMode) {
+/** Replaces the drawn elements; resolves once the worker's layout is applied. `opts.place`
+ * may change the worker's positions (replay keeps nodes in place); `opts.keepView` keeps
+ * the zoom and pan instead of fitting. */
+export async function draw(cy, graph, edgeMode, opts = {}) {
   const els = toElements(graph, edgeMode);
-  const pending = layoutPositions(els);
+  const pending = layoutPositions(els, [cy.width(), cy.height()]);
   const big = els.nodes.length > BIG;
   cy.scratch('big', big);
+  // A replay frame keeps the view, and with it the names' font size (graph-labels.js).
+  const font = opts.keepView && !big ? cy.scratch('labelFont') : null;
+  cy.scratch('labelFont', font);
   // The elements are added once the worker's positions are in: one style pass and one
   // render (adding them earlier out of sight made the renderer measure everything twice).
-  const positions = await pending;
+  let positions = await pending;
+  if (positions && opts.place) positions = opts.place(positions);
   performance.mark('meshlens-graph-laid-out');
   cy.batch(() => {
     cy.elements().remove();
@@ -250,10 +262,22 @@ export async function draw(cy, graph, edgeMode) {
     return els;
   }
   if (big) {
-    fitPositions(cy, els, positions, 30);
+    if (!opts.keepView) fitPositions(cy, els, positions, 30);
     labelInView(cy);
-  } else cy.fit(undefined, 30);
+  } else if (opts.keepView) {
+    if (font) cy.nodes().not('.box').style('font-size', font);
+    return els;
+  } else if (els.nodes.length <= LABELLED) fitReadable(cy, 30);
+  else cy.fit(undefined, 30);
   return els;
+}
+
+/** Applies the page's theme to the drawn graph (font sizes set on nodes stay). */
+export function restyle(cy) {
+  if (cy.destroyed()) return;
+  cy.style(style(!!cy.scratch('big')));
+  const font = cy.scratch('labelFont');
+  if (font) cy.nodes().not('.box').style('font-size', font);
 }
 
 export function relabelEdges(cy, mode) {

@@ -1,7 +1,7 @@
 // The graph's side panel: a node's details, health, rates and links; an edge's traffic.
 
 import { api, enc } from './api.js';
-import { el, fmt, link, qs, table } from './dom.js';
+import { el, fmt, link, pageLink, qs, table } from './dom.js';
 import { nodeName } from './find.js';
 import { badges } from './graph-draw.js';
 import { edgeRps, edgeErrPct, nodeRates } from './rates.js';
@@ -70,6 +70,9 @@ export async function showNodePanel(panel, node, s) {
   const t = target(d);
   if (!t) return;
   const ns = d.namespace;
+  // The name in the heading links to its page too.
+  const h2 = panel.querySelector('.panel-head h2');
+  h2.replaceChildren(pageLink(t.kind, ns, t.name, { 'data-testid': 'panel-name-link' }), d.nodeType === 'app' && d.version ? ` ${d.version}` : '');
   const links = el('p', { class: 'links' });
   if (t.kind === 'app') links.append(link(`app${qs({ namespace: ns, app: t.name })}`, 'App page', { 'data-testid': 'panel-link-details' }));
   if (t.kind === 'workload') links.append(link(`workload${qs({ namespace: ns, workload: t.name })}`, 'Workload page', { 'data-testid': 'panel-link-details' }));
@@ -97,14 +100,15 @@ export async function showNodePanel(panel, node, s) {
       table(['requests', 'errors'], [[valueCell('health-request-count', health.requests.requestCount, 3),
         valueCell('health-error-count', health.requests.requestErrorCount, 3)]], { class: 'compact' }));
     const deps = health.deploymentStatuses || (health.deploymentStatus ? [health.deploymentStatus] : []);
-    if (deps.length) healthBox.append(table(['workload', 'ready'], deps.map((w) => [w.name, `${w.available} / ${w.replicas}`]), { class: 'compact' }));
+    if (deps.length) healthBox.append(table(['workload', 'ready'], deps.map((w) => [pageLink('workload', ns, w.name), `${w.available} / ${w.replicas}`]), { class: 'compact' }));
   }
   healthBox.dataset.state = 'drawn';
   if (details && !details.error) {
     if (t.kind === 'app') {
       detailsBox.append(el('h3', {}, 'Workloads'), el('ul', {}, (details.workloads || []).map((w) =>
         el('li', {}, link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? '' : d.isAmbient ? ' (ambient)' : ' (no sidecar)'))),
-      el('h3', {}, 'Services'), el('p', {}, (details.serviceNames || []).join(', ') || 'none'));
+      el('h3', {}, 'Services'), el('p', {}, (details.serviceNames || []).length
+        ? details.serviceNames.flatMap((sv, i) => [i ? ', ' : '', pageLink('service', ns, sv)]) : 'none'));
     } else {
       detailsBox.append(el('h3', {}, 'Workload'), table(['replicas', 'available', 'pods'],
         [[details.replicas, details.availableReplicas, Array.isArray(details.pods) ? details.pods.length : '-']], { class: 'compact' }));
@@ -118,6 +122,9 @@ export function showEdgePanel(panel, edge) {
   const d = edge.data();
   const src = edge.source().data(), dst = edge.target().data();
   frame(panel, 'edge', d.id, `${nodeName(src)} → ${nodeName(dst)}`);
+  // Each end's name links to its page (when it has one).
+  const end = (n) => { const t = target(n); return t ? pageLink(t.kind, n.namespace, t.name, { 'data-testid': 'panel-end-link' }) : nodeName(n); };
+  panel.querySelector('.panel-head h2').replaceChildren(end(src), ' → ', end(dst));
   const t = d.traffic || {};
   const rates = Object.entries(t.rates || {});
   add(panel,

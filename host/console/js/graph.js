@@ -9,8 +9,10 @@
 import { api, apiUrl, enc } from './api.js';
 import { el, qs, download } from './dom.js';
 import { compile } from './find.js';
-import { createCy, draw, relabelEdges, toSvg, warmLayout } from './graph-draw.js';
+import { createCy, draw, relabelEdges, restyle, toSvg, warmLayout } from './graph-draw.js';
+import { onThemeChange, palette } from './graph-theme.js';
 import { showNodePanel, showEdgePanel, closePanel } from './graph-panel.js';
+import { createReplay, keepPlaces, placesOf, replayGrid } from './replay.js';
 
 export const APPENDERS = ['ambient', 'deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
 const GRAPH_TYPES = ['app', 'versionedApp', 'workload', 'service'];
@@ -61,7 +63,7 @@ function select(name, options, value, testid) {
 
 export async function renderGraph(main, params) {
   const s = readState(params);
-  const nsList = (await api('namespaces')).map((n) => n.name);
+  const [nsList, grid] = await Promise.all([api('namespaces').then((l) => l.map((n) => n.name)), replayGrid()]);
   if (!s.namespaces) {
     s.namespaces = nsList.join(',');
     history.replaceState(null, '', urlOf(s));
@@ -100,7 +102,10 @@ export async function renderGraph(main, params) {
   const container = el('div', { class: 'graph', 'data-testid': 'graph', 'data-state': 'loading' });
   const status = el('div', { class: 'graph-status', 'data-testid': 'graph-status' });
   const panel = el('aside', { class: 'panel', 'data-testid': 'panel', hidden: true });
-  main.append(title,
+  // load() is defined below; the control only calls it after the first draw.
+  const replay = createReplay({ queryTime: s.queryTime, grid, onFrame: (t, how) => frame(t, how) });
+  // The replay control sits beside the title, so opening it does not push the graph down.
+  main.append(el('div', { class: 'graph-head' }, title, replay.element),
     el('form', { class: 'controls', onsubmit: (e) => e.preventDefault() },
       el('fieldset', {}, el('legend', {}, 'Namespaces'), nsSelect),
       el('fieldset', {}, el('legend', {}, 'View'), typeSel, durSel, refSel, groupSel, labelSel,
@@ -171,7 +176,14 @@ export async function renderGraph(main, params) {
     if (ele.isNode()) showNodePanel(panel, ele, s); else showEdgePanel(panel, ele);
   }
 
-  async function load() {
+  /** Draws the graph at replay time `t` (undefined: live), keeping node positions and view. */
+  function frame(t, how) {
+    s.queryTime = t === undefined ? undefined : String(t);
+    pushUrl(how === 'play');
+    return load({ keep: true });
+  }
+
+  async function load({ keep = false } = {}) {
     if (controller) controller.abort();
     controller = new AbortController();
     const mine = controller;
@@ -183,7 +195,8 @@ export async function renderGraph(main, params) {
       graph = await api(graphApiPath(s), { signal: mine.signal });
       if (mine.signal.aborted) return;
       performance.mark('meshlens-graph-fetched');
-      await draw(cy, graph, s.edgeLabels);
+      const before = keep && cy.nodes().nonempty() ? placesOf(cy) : null;
+      await draw(cy, graph, s.edgeLabels, before ? { place: (laidOut) => keepPlaces(before, laidOut), keepView: true } : {});
       if (mine.signal.aborted) return;
       applyExpressions();
       restoreSelection();
@@ -193,6 +206,8 @@ export async function renderGraph(main, params) {
       if (mine.signal.aborted) return;
       performance.mark('meshlens-graph-drawn');
       performance.measure('meshlens-graph', 'meshlens-graph-request', 'meshlens-graph-drawn');
+      container.dataset.queryTime = String(graph.timestamp);
+      replay.drawn(graph.timestamp);
       container.dataset.state = 'drawn';
     } catch (e) {
       if (e.name === 'AbortError' || mine.signal.aborted) return;
@@ -255,7 +270,7 @@ export async function renderGraph(main, params) {
     const f = exportSel.value;
     exportSel.value = '';
     const base = `meshlens-graph-${s.graphType}`;
-    if (f === 'PNG') download(await cy.png({ output: 'blob-promise', full: true, bg: '#ffffff', scale: 2 }), base + '.png');
+    if (f === 'PNG') download(await cy.png({ output: 'blob-promise', full: true, bg: palette().node, scale: 2 }), base + '.png');
     else if (f === 'SVG') download(new Blob([toSvg(cy)], { type: 'image/svg+xml' }), base + '.svg');
     else if (f === 'JSON') download(new Blob([JSON.stringify(graph, null, 2)], { type: 'application/json' }), base + '.json');
     else if (f === 'DOT') download(new Blob([await api(graphApiPath(s, { format: 'dot' }), { as: 'text' })], { type: 'text/vnd.graphviz' }), base + '.dot');
@@ -276,5 +291,6 @@ export async function renderGraph(main, params) {
 
   schedule();
   load();
-  return () => { clearInterval(timer); if (controller) controller.abort(); window.meshlensGraph = undefined; cy.destroy(); };
+  const themeOff = onThemeChange(() => restyle(cy));
+  return () => { themeOff(); replay.stop(); clearInterval(timer); if (controller) controller.abort(); window.meshlensGraph = undefined; cy.destroy(); };
 }

@@ -15,12 +15,17 @@ cytoscape.use(cytoscapeDagre);
 cytoscape.use(cytoscapeFcose);
 
 self.onmessage = (msg) => {
-  const { seq, nodes, edges, layout } = msg.data;
+  const { seq, nodes, edges, layout, view } = msg.data;
   try {
     const t0 = performance.now();
     if (layout === 'radial') {
       /* global radialLayout */
       const positions = radialLayout(nodes, edges);
+      self.postMessage({ seq, positions, buildMs: 0, layoutMs: performance.now() - t0 });
+      return;
+    }
+    if (layout === 'dagre' && view) {
+      const positions = sizedDagre(nodes, edges, view);
       self.postMessage({ seq, positions, buildMs: 0, layoutMs: performance.now() - t0 });
       return;
     }
@@ -48,3 +53,32 @@ self.onmessage = (msg) => {
     self.postMessage({ seq, error: String(e && e.message || e) });
   }
 };
+
+// Up to 100 nodes (js/graph-labels.js): every node is the box of the node with its label
+// (w, h), so dagre keeps names apart; both directions are laid out and the one whose
+// bounding box fits the view (width, height) at the larger zoom wins. Positions are the
+// nodes' centres (at the top of their boxes).
+function sizedDagre(nodes, edges, [width, height]) {
+  let best = null;
+  for (const rankDir of ['LR', 'TB']) {
+    const cy = cytoscape({
+      headless: true, styleEnabled: true,
+      style: [{ selector: 'node', style: { width: 'data(w)', height: 'data(h)', label: '' } }],
+      elements: { nodes: nodes.map((data) => ({ data })), edges: edges.map((data) => ({ data })) },
+    });
+    cy.layout({ name: 'dagre', rankDir, nodeSep: 12, rankSep: rankDir === 'LR' ? 50 : 30, edgeSep: 8, animate: false }).run();
+    let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+    const positions = {};
+    cy.nodes().forEach((n) => {
+      if (n.isParent()) return;
+      const p = n.position(), w = n.data('w') || 28, h = n.data('h') || 28;
+      x1 = Math.min(x1, p.x - w / 2); x2 = Math.max(x2, p.x + w / 2);
+      y1 = Math.min(y1, p.y - h / 2); y2 = Math.max(y2, p.y + h / 2);
+      positions[n.id()] = [p.x, p.y - (h - 28) / 2];
+    });
+    const zoom = Math.min((width - 60) / Math.max(1, x2 - x1), (height - 60) / Math.max(1, y2 - y1));
+    if (!best || zoom > best.zoom) best = { zoom, positions };
+    cy.destroy();
+  }
+  return best.positions;
+}

@@ -55,7 +55,7 @@ export async function renderService(main, params) {
       link(`services${qs({ namespaces: ns })}`, 'All services of ' + ns), ' ',
       link(`mesh${qs({ namespace: ns })}`, 'Mesh config')),
     el('div', { class: 'two-col' },
-      healthSection(health, rateInterval),
+      healthSection(health, rateInterval, ns),
       el('section', {},
         el('h2', {}, 'Workloads'),
         item.workloads.length

@@ -29,6 +29,10 @@ struct ConfigInfo {
     #[serde(flatten)]
     info: StatusInfo,
     health_config: HealthConfigView,
+    /// `[metrics] cache_ttl` in whole seconds (0: the answer cache is off). Answers at a
+    /// `queryTime` on its grid (a multiple of it) are cached at their first request, so a
+    /// client stepping through time (the console's replay) snaps its times to it.
+    metrics_cache_ttl: u64,
 }
 
 /// `{rate: [...]}`: the configured entries in order, then the default entry.
@@ -41,7 +45,12 @@ fn config(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let info = status_info(&ctx).await;
         let rate = ctx.state.config.health.rules().effective();
-        Reply::json(&ConfigInfo { info, health_config: HealthConfigView { rate } })
+        let metrics_cache_ttl = ctx.state.config.metrics.cache_ttl.0.as_secs();
+        Reply::json(&ConfigInfo {
+            info,
+            health_config: HealthConfigView { rate },
+            metrics_cache_ttl,
+        })
     })
 }
 
