@@ -547,5 +547,54 @@ fn every_page_in_both_themes_and_sizes() {
         }
         emulate_scheme(&c, "").await;
         c.set_window_size(1280, 800).await.expect("desktop");
+
+        // Names link to their pages: the app page's health table names its workloads as
+        // the health API does, and a graph node's panel heading links to the node's page.
+        c.goto(&format!("{base}/console/app?namespace=bookinfo&app=reviews")).await.expect("app");
+        let links = wait_js(
+            &c,
+            "const h = document.querySelector('[data-testid=health]');
+             return h && [...h.querySelectorAll('a[href]')].map((a) => a.getAttribute('href'))",
+            "the health section",
+        )
+        .await;
+        let health = api(&m, "/api/namespaces/bookinfo/apps/reviews/health");
+        let want: Vec<Value> = health["deploymentStatuses"]
+            .as_array()
+            .expect("deploymentStatuses")
+            .iter()
+            .map(|w| {
+                json!(format!(
+                    "workload?namespace=bookinfo&workload={}",
+                    w["name"].as_str().unwrap()
+                ))
+            })
+            .collect();
+        assert!(!want.is_empty());
+        assert_eq!(links, json!(want));
+        let g =
+            api(&m, "/api/namespaces/graph?namespaces=bookinfo&graphType=workload&duration=10m");
+        let id = g["elements"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["data"]["workload"] == "ratings-v1")
+            .map(|n| n["data"]["id"].as_str().unwrap().to_string())
+            .expect("ratings-v1");
+        let sel: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
+        c.goto(&format!(
+            "{base}/console/graph?namespaces=bookinfo&graphType=workload&select={sel}"
+        ))
+        .await
+        .expect("graph");
+        let href = wait_js(
+            &c,
+            "const a = document.querySelector('[data-testid=panel-name-link]'); return a && a.getAttribute('href')",
+            "the panel's name link",
+        )
+        .await;
+        assert_eq!(href, json!("workload?namespace=bookinfo&workload=ratings-v1"));
+        let errors = console_errors(&c).await;
+        assert!(errors.is_empty(), "browser errors: {errors:#?}");
     });
 }
