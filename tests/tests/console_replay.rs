@@ -594,6 +594,36 @@ fn every_page_in_both_themes_and_sizes() {
         )
         .await;
         assert_eq!(href, json!("workload?namespace=bookinfo&workload=ratings-v1"));
+        // A VirtualService's page links the services its hosts name (the API's spec.hosts).
+        c.goto(&format!(
+            "{base}/console/mesh/object?namespace=bookinfo&objectType=virtualservices&object=reviews"
+        ))
+        .await
+        .expect("mesh object");
+        let hosts = wait_js(
+            &c,
+            "const p = document.querySelector('[data-testid=object-hosts]');
+             return p && [...p.querySelectorAll('a[href]')].map((a) => a.getAttribute('href'))",
+            "the object's hosts",
+        )
+        .await;
+        let vs = api(&m, "/api/namespaces/bookinfo/mesh?objects=virtualservices");
+        let spec = &vs["virtualServices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["metadata"]["name"] == "reviews")
+            .expect("the reviews VirtualService")["spec"];
+        let want: Vec<Value> = spec["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let svc = h.as_str().unwrap().split('.').next().unwrap();
+                json!(format!("service?namespace=bookinfo&service={svc}"))
+            })
+            .collect();
+        assert_eq!(hosts, json!(want));
         let errors = console_errors(&c).await;
         assert!(errors.is_empty(), "browser errors: {errors:#?}");
     });

@@ -2,7 +2,7 @@
 // spec with its checks (message, severity, path).
 
 import { api, enc } from './api.js';
-import { el, link, qs, table } from './dom.js';
+import { el, link, pageLink, qs, table } from './dom.js';
 
 // meshConfigList key → (objectValidations path type, namespaceValidations key, title, plural title)
 export const KINDS = {
@@ -71,6 +71,20 @@ export async function renderMesh(main, params) {
   main.append(box);
 }
 
+/** The services a VirtualService's or DestinationRule's hosts name, linked to their pages
+ * (`name`, `name.ns`, `name.ns.svc...`; other hosts are shown as they are). */
+function hostLinks(obj, ns) {
+  const spec = (obj && obj.spec) || {};
+  const hosts = [].concat(spec.hosts || [], spec.host ? [spec.host] : []);
+  if (!hosts.length) return null;
+  const cluster = (h) => { const p = String(h).split('.'); return p.length === 1 || (p.length === 2) || p[2] === 'svc' ? p : null; };
+  return el('p', { 'data-testid': 'object-hosts' }, 'Hosts: ', hosts.flatMap((h, i) => {
+    const p = cluster(h);
+    const item = p && !h.includes('*') ? pageLink('service', p[1] || ns, p[0], { title: h }) : h;
+    return [i ? ', ' : '', item];
+  }));
+}
+
 export async function renderMeshObject(main, params) {
   const ns = params.get('namespace'), type = params.get('objectType'), name = params.get('object');
   if (!ns || !type || !name) { main.append(el('p', { class: 'error' }, 'This page needs namespace, objectType and object in its address.')); return; }
@@ -87,6 +101,7 @@ export async function renderMeshObject(main, params) {
   main.append(el('h1', {}, `${title} ${name}`, el('small', {}, ` · namespace ${ns}`)),
     el('p', {}, link(`mesh${qs({ namespace: ns })}`, '← all mesh config of ' + ns)),
     el('p', {}, el('span', { class: `status ${st}`, 'data-testid': 'object-status' }, text)),
+    hostLinks(obj, ns),
     el('h2', {}, 'Checks'),
     val && val.checks && val.checks.length
       ? table(['severity', 'code', 'message', 'path'], val.checks.map((c) => [el('span', { class: `status ${c.severity === 'error' ? 'failing' : 'degraded'}` }, c.severity), c.code || '', c.message, el('code', {}, c.path || '')]), { 'data-testid': 'object-checks' })
