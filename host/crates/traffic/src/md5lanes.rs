@@ -180,6 +180,30 @@ mod tests {
     }
 
     #[test]
+    fn random_messages_in_random_batches_match_md5() {
+        // xorshift: reproducible pseudo-random lengths, bytes and batch sizes.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2_000 {
+            let lanes = 1 + (next() % LANES as u64) as usize;
+            let msgs: Vec<Vec<u8>> = (0..lanes)
+                .map(|_| {
+                    let len = (next() % 300) as usize;
+                    (0..len).map(|_| next() as u8).collect()
+                })
+                .collect();
+            let refs: Vec<&[u8]> = msgs.iter().map(Vec::as_slice).collect();
+            let want: Vec<[u8; 16]> = refs.iter().map(|m| reference(m)).collect();
+            assert_eq!(digests(&refs), want);
+        }
+    }
+
+    #[test]
     fn known_vectors() {
         let hex = |d: [u8; 16]| d.iter().map(|b| format!("{b:02x}")).collect::<String>();
         let got = digests(&[b"", b"abc", b"message digest"]);
