@@ -17,9 +17,6 @@ mod finish;
 mod fixed;
 mod hash32;
 mod json;
-// Public only for its side-by-side benchmark with md-5 (benches/md5lanes.rs).
-#[doc(hidden)]
-pub mod md5lanes;
 mod options;
 mod order;
 mod output;
