@@ -40,7 +40,7 @@ async fn answers_equal_warp_serve_byte_for_byte() {
 
     let reference = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let reference_addr = reference.local_addr().expect("addr");
-    tokio::spawn(warp::serve(filter.clone()).incoming(reference).run());
+    tokio::spawn(warp::serve(filter).incoming(reference).run());
 
     let ours = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let ours_addr = ours.local_addr().expect("addr");
