@@ -181,6 +181,10 @@ fn estimate_bytes(key: &str, r: &QueryResult) -> u64 {
 }
 
 #[cfg(test)]
+#[path = "answer_cache_reference.rs"]
+mod reference;
+
+#[cfg(test)]
 mod tests {
     use plugin_api::{
         HistogramStat, LabelSet, RangeFunc, Sample, Series, abi_stable::std_types::RVec,

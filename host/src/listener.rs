@@ -527,6 +527,10 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Watched<T> {
 }
 
 #[cfg(test)]
+#[path = "listener_reference.rs"]
+mod reference;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -213,6 +213,27 @@ mod tests {
     }
 
     #[test]
+    fn results_equal_rayons_par_iter_on_uneven_sizes() {
+        use rayon::prelude::*;
+        // The reference implementation (docs/exceptions.md): rayon's own parallel map.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("pool");
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = (x % 40_000) as usize;
+            let items: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(x)).collect();
+            let f = |v: &u64| v.rotate_left(7) ^ 0xabcd;
+            let want: Vec<u64> = pool.install(|| items.par_iter().map(f).collect());
+            let got = pool
+                .install(|| map_chunks(&items, |_, c| c.iter().map(f).collect::<Vec<_>>()))
+                .concat();
+            assert_eq!(got, want, "n = {n}");
+        }
+    }
+
+    #[test]
     fn in_order_hands_every_chunk_to_the_caller_once_in_order() {
         both_ways(4, || {
             for n in [0, 1, CHUNK - 1, MIN_PARALLEL - 1, MIN_PARALLEL, 10 * CHUNK + 7] {

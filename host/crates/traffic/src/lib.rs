@@ -17,7 +17,6 @@ mod finish;
 mod fixed;
 mod hash32;
 mod json;
-mod md5lanes;
 mod options;
 mod order;
 mod output;
