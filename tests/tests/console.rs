@@ -1227,6 +1227,104 @@ fn console_big_graph_matches_the_api_and_labels_what_is_in_view() {
     });
 }
 
+/// The nodes labelled on a big graph and the nodes in view (labelInView's contract).
+const LABELLED_AND_IN_VIEW: &str = "const cy = window.meshlensGraph; const e = cy.extent();
+    const inView = cy.nodes().filter((n) => { const p = n.position(); return p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2; });
+    return {zoom: cy.zoom(), labelled: cy.nodes('.lbl').map((n) => n.id()).sort(), inView: inView.map((n) => n.id()).sort()};";
+
+/// Zooms a big graph in on node `id` and waits for labelInView: labels exactly for the nodes
+/// in view, `id` among them, and its label drawn with its name. Returns the zoomed state.
+async fn labels_after_zooming_in(c: &Client, id: &Value, name: &str) -> Value {
+    js(
+        c,
+        "const cy = window.meshlensGraph; cy.zoom(1.5); cy.center(cy.getElementById(arguments[0]));",
+        vec![id.clone()],
+    )
+    .await;
+    let zoomed = wait_js(
+        c,
+        &format!(
+            "const v = (() => {{ {LABELLED_AND_IN_VIEW} }})(); return v.labelled.length > 0 && v;"
+        ),
+        "labels after zooming in",
+    )
+    .await;
+    assert_eq!(zoomed["labelled"], zoomed["inView"], "labels exactly for the nodes in view");
+    assert!(
+        zoomed["labelled"].as_array().expect("ids").contains(id),
+        "{id} not labelled: {zoomed}"
+    );
+    let label = js(
+        c,
+        "return window.meshlensGraph.getElementById(arguments[0]).style('label');",
+        vec![id.clone()],
+    )
+    .await;
+    assert!(label.as_str().unwrap_or_default().starts_with(name), "label of {id}: {label}");
+    zoomed
+}
+
+/// The scale benchmark's graph (200 namespaces, 2,001 workload nodes) on the big-graph path:
+/// every element of the API's answer is in the drawing at a finite position inside the fitted
+/// view, the canvas shows them (coloured pixels, not an empty frame), no label at the
+/// overview, labels for the nodes in view after zooming in, and no browser errors.
+#[test]
+fn console_2001_node_graph_draws_completely_with_labels_in_view() {
+    let m = synthetic_mesh(200, "3");
+    let ns: Vec<String> = (0..200).map(|i| format!("ns-{i}")).collect();
+    let ns = ns.join(",");
+    with_browser(|c| async move {
+        let q = format!("namespaces={ns}&graphType=workload&duration=120s&queryTime=1700000000");
+        let g = graph_matches_api(&c, &m, &q, &format!("/api/namespaces/graph?{q}")).await;
+        let nodes = g["elements"]["nodes"].as_array().expect("nodes");
+        let edges = g["elements"]["edges"].as_array().expect("edges");
+        assert_eq!(nodes.len(), 2001, "200 x 10 workloads + unknown");
+        assert_eq!(edges.len(), 2000);
+        let drawn = js(
+            &c,
+            "const cy = window.meshlensGraph; const e = cy.extent();
+             const placed = cy.nodes().filter((n) => { const p = n.position();
+               return Number.isFinite(p.x) && Number.isFinite(p.y) && p.x >= e.x1 && p.x <= e.x2 && p.y >= e.y1 && p.y <= e.y2; });
+             let painted = 0;
+             for (const cv of document.querySelectorAll('[data-testid=graph] canvas')) {
+               const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+               for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0) painted++;
+             }
+             const t = performance.getEntriesByName('meshlens-graph').pop();
+             return {nodes: cy.nodes().length, edges: cy.edges().length, placed: placed.length, painted,
+               big: cy.scratch('big'), curve: cy.edges().first().style('curve-style'),
+               labelled: cy.elements('.lbl').length, ms: t && t.duration};",
+            vec![],
+        )
+        .await;
+        assert_eq!(drawn["nodes"], json!(nodes.len()), "{drawn}");
+        assert_eq!(drawn["edges"], json!(edges.len()), "{drawn}");
+        assert_eq!(
+            drawn["placed"],
+            json!(nodes.len()),
+            "every node inside the fitted view: {drawn}"
+        );
+        assert_eq!(drawn["big"], json!(true), "{drawn}");
+        assert_eq!(drawn["curve"], "haystack", "the light style of big graphs: {drawn}");
+        assert_eq!(drawn["labelled"], json!(0), "no labels at the overview: {drawn}");
+        // Nodes and edges at the overview: a few pixels each on transparent layers, thousands in all.
+        assert!(
+            drawn["painted"].as_u64().unwrap_or(0) > 1000,
+            "the canvas shows the graph: {drawn}"
+        );
+        println!("2,001-node graph (debug server): request to drawn {} ms", drawn["ms"]);
+        screenshot(&c, "graph-2001").await;
+        let target = nodes
+            .iter()
+            .find(|n| n["data"]["workload"] == "w5-v1" && n["data"]["namespace"] == "ns-117")
+            .expect("w5-v1 of ns-117");
+        let zoomed = labels_after_zooming_in(&c, &target["data"]["id"], "w5-v1").await;
+        assert!(zoomed["labelled"].as_array().map_or(0, Vec::len) < 400, "{zoomed}");
+        screenshot(&c, "graph-2001-zoomed").await;
+        no_console_errors(&c, "2,001-node graph").await;
+    });
+}
+
 /// Benchmark (ignored by default; prints figures, asserts nothing about time):
 /// `cargo test -p integration-tests --test console -- --ignored --nocapture console_benchmark`
 ///

@@ -5,6 +5,7 @@
 import { nodeName } from './find.js';
 import { edgeRps, edgeErrPct } from './rates.js';
 import { statusClass, statusOfErrorPercent } from './health.js';
+import { bigStyle, setBigRenderer } from './graph-big.js';
 
 cytoscape.use(cytoscapeDagre);
 cytoscape.use(cytoscapeFcose);
@@ -239,7 +240,8 @@ export async function draw(cy, graph, edgeMode) {
   performance.mark('meshlens-graph-laid-out');
   cy.batch(() => {
     cy.elements().remove();
-    cy.style(style(big));
+    cy.style(big ? bigStyle() : style(false));
+    setBigRenderer(cy, big);
     if (positions) for (const n of els.nodes) { const p = positions[n.data.id]; if (p) n.position = { x: p[0], y: p[1] }; }
     cy.add(els);
   });
