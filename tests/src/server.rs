@@ -13,11 +13,17 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// `target/<profile>` of the running test binary.
+/// `target/<profile>` of the running test binary, or `target/release` when
+/// `MESHLENS_TEST_SERVER_PROFILE=release`: a debug test binary (the console benchmark) then
+/// builds and starts the release server and plugins without compiling the tests in release.
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     // target/<profile>/deps/<test-binary>
-    exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
+    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+    match std::env::var("MESHLENS_TEST_SERVER_PROFILE").as_deref() {
+        Ok("release") => dir.parent().map_or(dir.clone(), |t| t.join("release")),
+        _ => dir,
+    }
 }
 
 /// The workspace root (for config/ and scripts/).

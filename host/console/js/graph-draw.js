@@ -7,6 +7,7 @@ import { edgeRps, edgeErrPct } from './rates.js';
 import { statusClass, statusOfErrorPercent } from './health.js';
 import { LABELLED, fitReadable, labelBox } from './graph-labels.js';
 import { palette } from './graph-theme.js';
+import { bigStyle, setBigRenderer } from './graph-big.js';
 
 cytoscape.use(cytoscapeDagre);
 cytoscape.use(cytoscapeFcose);
@@ -251,7 +252,8 @@ export async function draw(cy, graph, edgeMode, opts = {}) {
   performance.mark('meshlens-graph-laid-out');
   cy.batch(() => {
     cy.elements().remove();
-    cy.style(style(big));
+    cy.style(big ? bigStyle(palette()) : style(false));
+    setBigRenderer(cy, big);
     if (positions) for (const n of els.nodes) { const p = positions[n.data.id]; if (p) n.position = { x: p[0], y: p[1] }; }
     cy.add(els);
   });
@@ -275,7 +277,7 @@ export async function draw(cy, graph, edgeMode, opts = {}) {
 /** Applies the page's theme to the drawn graph (font sizes set on nodes stay). */
 export function restyle(cy) {
   if (cy.destroyed()) return;
-  cy.style(style(!!cy.scratch('big')));
+  cy.style(cy.scratch('big') ? bigStyle(palette()) : style(false));
   const font = cy.scratch('labelFont');
   if (font) cy.nodes().not('.box').style('font-size', font);
 }
