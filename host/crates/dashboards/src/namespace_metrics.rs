@@ -22,7 +22,7 @@ pub const NAMESPACE_METRICS: [&str; 7] = [
     "response_size",
 ];
 
-/// namespaceMetrics parameters: appDashboard's (§4.5) plus `filters[]`.
+/// namespaceMetrics parameters: appDashboard's plus `filters[]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NamespaceMetricsParams {
     /// direction, reporter, requestProtocol and the base parameters.

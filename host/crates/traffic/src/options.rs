@@ -1,4 +1,4 @@
-//! Graph request parameters (spec §4.3): the typed [`GraphQuery`], validated into
+//! Graph request parameters (README, The API): the typed [`GraphQuery`], validated into
 //! [`GraphOptions`].
 
 use meshlens_params::query::{QueryError, parse_query};
