@@ -9,6 +9,7 @@ use figment::{
 use serde::{Deserialize, Serialize};
 
 pub use meshlens_cluster::{ClusterConfig, SourceKind as ClusterSource};
+use meshlens_params::DurationHistogram;
 pub use meshlens_params::HumanDuration;
 
 /// The whole configuration.
@@ -296,21 +297,15 @@ pub struct PluginsConfig {
     pub appenders: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DurationHistogram {
-    Auto,
-    Milliseconds,
-    Seconds,
-}
-
 /// `[metrics]`: the active backend, shared settings, and one table per backend.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MetricsConfig {
     pub backend: String,
     pub timeout: HumanDuration,
-    pub duration_histogram: DurationHistogram,
+    /// `auto` (`None`) detects it from the store.
+    #[serde(with = "meshlens_params::duration_histogram_setting")]
+    pub duration_histogram: Option<DurationHistogram>,
     /// How long an answer of the backend is reused for identical queries; 0 switches the cache off.
     pub cache_ttl: HumanDuration,
     /// Upper bound of the answer cache's (estimated) size.
@@ -329,7 +324,7 @@ impl Default for MetricsConfig {
         MetricsConfig {
             backend: "prometheus".into(),
             timeout: HumanDuration(Duration::from_secs(10)),
-            duration_histogram: DurationHistogram::Auto,
+            duration_histogram: None,
             cache_ttl: HumanDuration(Duration::from_secs(10)),
             cache_max_bytes: 64 * 1024 * 1024,
             status_interval: HumanDuration(Duration::from_secs(5)),

@@ -29,8 +29,7 @@ pub use namespace_metrics::{
 };
 pub use params::{AppParams, BaseParams, CustomParams, Direction, ParamLimits, Reporter};
 pub use plan::{
-    DashboardPlan, DashboardTarget, DurationMetric, app_dashboard_plan, custom_dashboard_plan,
-    istio_dashboard_plan,
+    DashboardPlan, DashboardTarget, app_dashboard_plan, custom_dashboard_plan, istio_dashboard_plan,
 };
 pub use query::{AppQuery, BaseQuery, CustomQuery, FiltersQuery};
 pub use runtimes::{
