@@ -22,13 +22,16 @@ pub struct StatusInfo {
 }
 
 /// getConfig's answer: StatusInfo plus the effective health rules, so that every client
-/// can show why an object has its status.
+/// can show why an object has its status, and the graph's appenders (the console's list).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ConfigInfo {
     #[serde(flatten)]
     info: StatusInfo,
     health_config: HealthConfigView,
+    /// The appenders a graph runs without `appenders=`, in run order: the bundled ones
+    /// (`meshlens_traffic::BUNDLED_APPENDERS`) that are loaded, then the others.
+    graph_appenders: Vec<String>,
 }
 
 /// `{rate: [...]}`: the configured entries in order, then the default entry.
@@ -41,7 +44,14 @@ fn config(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let info = status_info(&ctx).await;
         let rate = ctx.state.config.health.rules().effective();
-        Reply::json(&ConfigInfo { info, health_config: HealthConfigView { rate } })
+        let registered: Vec<String> =
+            ctx.state.plugins.appenders.iter().map(|c| c.name.clone()).collect();
+        let graph_appenders = meshlens_traffic::appender_run_order(
+            None,
+            &registered,
+            &ctx.state.config.plugins.appenders,
+        );
+        Reply::json(&ConfigInfo { info, health_config: HealthConfigView { rate }, graph_appenders })
     })
 }
 
