@@ -9,6 +9,8 @@ use figment::{
 use serde::{Deserialize, Serialize};
 
 pub use meshlens_cluster::{ClusterConfig, SourceKind as ClusterSource};
+pub use meshlens_dashboards::DashboardsConfig;
+pub use meshlens_health::HealthConfig;
 use meshlens_params::DurationHistogram;
 pub use meshlens_params::HumanDuration;
 
@@ -373,13 +375,6 @@ pub struct TracingConfig {
     pub url: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DashboardsConfig {
-    /// Folders of dashboard template files (TOML, YAML, JSON).
-    pub folders: Vec<String>,
-}
-
 /// `[limits]`: what one request may cost, and how many run at once.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -429,43 +424,6 @@ impl Default for LimitsConfig {
             max_backend_queries: 32,
             cpu_threads: 0,
         }
-    }
-}
-
-/// `[health]`: the rules that judge health (`[[health.rate]]`, Kiali's `health_config.rate`)
-/// and the background export of `meshlens_health_status`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HealthConfig {
-    /// Checked in order; the first whose namespace, kind and name match applies, and Kiali's
-    /// default rule comes after them all.
-    pub rate: Vec<meshlens_health::RateRule>,
-    /// How often the gauge is refreshed.
-    pub export_interval: HumanDuration,
-    /// The namespaces the gauge covers; empty: every namespace.
-    pub export_namespaces: Vec<String>,
-    /// `rate` compiled, once (start-up refuses rules that do not compile).
-    #[serde(skip)]
-    compiled: std::sync::OnceLock<meshlens_health::Rules>,
-}
-
-impl Default for HealthConfig {
-    fn default() -> Self {
-        HealthConfig {
-            rate: Vec::new(),
-            export_interval: HumanDuration(Duration::from_secs(60)),
-            export_namespaces: Vec::new(),
-            compiled: std::sync::OnceLock::new(),
-        }
-    }
-}
-
-impl HealthConfig {
-    /// The compiled rules (the default rule alone if `rate` were invalid, which
-    /// [`Config::validate`] refuses before serving).
-    pub fn rules(&self) -> &meshlens_health::Rules {
-        self.compiled
-            .get_or_init(|| meshlens_health::Rules::compile(&self.rate).unwrap_or_default())
     }
 }
 
