@@ -149,7 +149,7 @@ OPS = [
      "carry 'Cache-Control: no-store'.",
      [], ref("TokenGenerated"), [401, 404, 429, 500, 503],
      {"400": {"description": "BadRequest: strategy anonymous issues no tokens", "schema": ref("ResponseError")}}),
-    ("/config", "getConfig", "status", "Configuration of the service: StatusInfo plus the effective health rules (healthConfig).", [], ref("ConfigInfo"), [401, 500]),
+    ("/config", "getConfig", "status", "Configuration of the service: StatusInfo plus the effective health rules (healthConfig) and the graph's appenders (graphAppenders).", [], ref("ConfigInfo"), [401, 500]),
     ("/grafana", "dashboardInfo", "external", "URL and descriptors of the external dashboard tool.", [],
      ref("DashboardToolInfo"), [401, 500, 503], {"204": {"description": "Display link disabled (empty body)"}}),
     ("/jaeger", "tracingInfo", "external", "URL of the external tracing tool.", [], ref("TracingToolInfo"), [401, 404, 406]),
@@ -255,7 +255,10 @@ DEFS = {
     "StatusInfo": STATUS_INFO,
     "ConfigInfo": obj({**STATUS_INFO["properties"], "healthConfig": ref("HealthConfig"),
                        "metricsCacheTtl": {**I, "description": "[metrics] cache_ttl in whole seconds (0: the answer cache is off). "
-                                           "Answers at a queryTime on its grid (a multiple of it) are cached at their first request."}}),
+                                           "Answers at a queryTime on its grid (a multiple of it) are cached at their first request."},
+                       "graphAppenders": {**arr(S), "description": "The appenders a graph runs when 'appenders' is "
+                                          "absent, in run order: the bundled ones that are loaded (in Kiali's order), "
+                                          "then plugins.appenders, then any other loaded one by name."}}),
     "HealthStatus": HEALTH_STATUS,
     "HealthConfig": HEALTH_CONFIG,
     "TokenGenerated": obj({"token": S, "expired_at": S}),

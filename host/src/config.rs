@@ -1,6 +1,6 @@
 //! Configuration: defaults, then the TOML file, then `MESHLENS_<SECTION>__<KEY>` variables.
 
-use std::{collections::BTreeMap, fmt, net::IpAddr, path::Path, time::Duration};
+use std::{collections::BTreeMap, net::IpAddr, path::Path, time::Duration};
 
 use figment::{
     Figment,
@@ -9,7 +9,14 @@ use figment::{
 use serde::{Deserialize, Serialize};
 
 pub use meshlens_cluster::{ClusterConfig, SourceKind as ClusterSource};
+pub use meshlens_dashboards::DashboardsConfig;
+pub use meshlens_health::HealthConfig;
+use meshlens_params::DurationHistogram;
 pub use meshlens_params::HumanDuration;
+
+pub use crate::auth::config::{
+    AuthConfig, AuthStrategy, MAX_ARGON2_MEMORY_KIB, NamespaceAccess, SigningKeys,
+};
 
 /// The whole configuration.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -134,159 +141,6 @@ pub struct TlsConfig {
     pub key: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AuthStrategy {
-    Login,
-    Anonymous,
-    /// The caller's own Kubernetes token (TokenReview); namespaces follow RBAC.
-    Token,
-    /// Like `token`, with the Kubernetes token in `auth.header_name` (set by a proxy).
-    Header,
-}
-
-impl AuthStrategy {
-    /// The name as written in the config (`/status` shows it).
-    pub fn name(self) -> &'static str {
-        match self {
-            AuthStrategy::Login => "login",
-            AuthStrategy::Anonymous => "anonymous",
-            AuthStrategy::Token => "token",
-            AuthStrategy::Header => "header",
-        }
-    }
-
-    /// Whether callers are Kubernetes users whose namespaces follow RBAC.
-    pub fn per_user(self) -> bool {
-        matches!(self, AuthStrategy::Token | AuthStrategy::Header)
-    }
-}
-
-/// `auth.signing_key`: one key, or several (the first signs, all verify: key rotation).
-#[derive(Clone, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum SigningKeys {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl SigningKeys {
-    pub fn keys(&self) -> Vec<&str> {
-        match self {
-            SigningKeys::One(k) => vec![k.as_str()],
-            SigningKeys::Many(ks) => ks.iter().map(String::as_str).collect(),
-        }
-    }
-}
-
-/// `[auth.namespace_access]`: the right that makes a namespace visible to a user.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct NamespaceAccess {
-    pub verb: String,
-    pub resource: String,
-    /// API group of `resource` (`""`: the core group).
-    pub group: String,
-}
-
-impl Default for NamespaceAccess {
-    fn default() -> Self {
-        NamespaceAccess { verb: "list".into(), resource: "pods".into(), group: String::new() }
-    }
-}
-
-#[derive(Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AuthConfig {
-    pub strategy: AuthStrategy,
-    pub username: String,
-    pub password: Option<String>,
-    /// Argon2 PHC string (`$argon2id$v=19$...`), instead of `password`.
-    pub password_hash: Option<String>,
-    pub signing_key: Option<SigningKeys>,
-    pub token_lifetime: HumanDuration,
-    /// `iss` of issued tokens, required on presented ones (`aud` is always "meshlens").
-    pub issuer: String,
-    /// Failed logins allowed per client address per minute; then 429.
-    pub max_failed_logins: u32,
-    /// Failed logins allowed from all addresses together per minute; beyond it, addresses
-    /// that have failed in the minute are refused (others still get their password checked).
-    pub max_failed_logins_total: u32,
-    /// Argon2 password checks running at once; more answer 429 (plain passwords need no slot).
-    pub login_concurrency: usize,
-    /// Peers (CIDRs) whose `X-Forwarded-For` names the client, for the failed-login limits.
-    pub trusted_proxies: Vec<String>,
-    pub header_name: String,
-    pub review_cache_ttl: HumanDuration,
-    /// TokenReview answers kept (each of accepted and refused tokens), least recently used out.
-    pub review_cache_entries: usize,
-    /// TokenReviews sent at once; the rest wait.
-    pub review_concurrency: usize,
-    /// TokenReviews per second (sustained) and at once after a quiet time (burst); more: 429.
-    pub review_rate: u32,
-    pub review_burst: u32,
-    /// Sent with every TokenReview when not empty; the token must be meant for one of them.
-    pub audiences: Vec<String>,
-    pub namespace_access: NamespaceAccess,
-}
-
-/// The largest Argon2 memory cost (KiB) a `password_hash` may ask for: each check
-/// allocates it, and `login_concurrency` checks run at once.
-pub const MAX_ARGON2_MEMORY_KIB: u32 = 65_536;
-
-// Secrets stay out of logs and error messages.
-impl fmt::Debug for AuthConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthConfig")
-            .field("strategy", &self.strategy)
-            .field("username", &self.username)
-            .field("password", &self.password.as_ref().map(|_| "<set>"))
-            .field("password_hash", &self.password_hash.as_ref().map(|_| "<set>"))
-            .field("signing_key", &self.signing_key.as_ref().map(|_| "<set>"))
-            .field("token_lifetime", &self.token_lifetime)
-            .field("issuer", &self.issuer)
-            .field("max_failed_logins", &self.max_failed_logins)
-            .field("max_failed_logins_total", &self.max_failed_logins_total)
-            .field("login_concurrency", &self.login_concurrency)
-            .field("trusted_proxies", &self.trusted_proxies)
-            .field("header_name", &self.header_name)
-            .field("review_cache_ttl", &self.review_cache_ttl)
-            .field("review_cache_entries", &self.review_cache_entries)
-            .field("review_concurrency", &self.review_concurrency)
-            .field("review_rate", &self.review_rate)
-            .field("review_burst", &self.review_burst)
-            .field("audiences", &self.audiences)
-            .field("namespace_access", &self.namespace_access)
-            .finish()
-    }
-}
-
-impl Default for AuthConfig {
-    fn default() -> Self {
-        AuthConfig {
-            strategy: AuthStrategy::Login,
-            username: "admin".into(),
-            password: None,
-            password_hash: None,
-            signing_key: None,
-            token_lifetime: HumanDuration(Duration::from_secs(86_400)),
-            issuer: "meshlens".into(),
-            max_failed_logins: 5,
-            max_failed_logins_total: 100,
-            login_concurrency: 2,
-            trusted_proxies: Vec::new(),
-            header_name: "X-Forwarded-Access-Token".into(),
-            review_cache_ttl: HumanDuration(Duration::from_secs(60)),
-            review_cache_entries: 10_000,
-            review_concurrency: 4,
-            review_rate: 10,
-            review_burst: 20,
-            audiences: Vec::new(),
-            namespace_access: NamespaceAccess::default(),
-        }
-    }
-}
-
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PluginsConfig {
@@ -296,21 +150,15 @@ pub struct PluginsConfig {
     pub appenders: Vec<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DurationHistogram {
-    Auto,
-    Milliseconds,
-    Seconds,
-}
-
 /// `[metrics]`: the active backend, shared settings, and one table per backend.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MetricsConfig {
     pub backend: String,
     pub timeout: HumanDuration,
-    pub duration_histogram: DurationHistogram,
+    /// `auto` (`None`) detects it from the store.
+    #[serde(with = "meshlens_params::duration_histogram_setting")]
+    pub duration_histogram: Option<DurationHistogram>,
     /// How long an answer of the backend is reused for identical queries; 0 switches the cache off.
     pub cache_ttl: HumanDuration,
     /// Upper bound of the answer cache's (estimated) size.
@@ -329,7 +177,7 @@ impl Default for MetricsConfig {
         MetricsConfig {
             backend: "prometheus".into(),
             timeout: HumanDuration(Duration::from_secs(10)),
-            duration_histogram: DurationHistogram::Auto,
+            duration_histogram: None,
             cache_ttl: HumanDuration(Duration::from_secs(10)),
             cache_max_bytes: 64 * 1024 * 1024,
             status_interval: HumanDuration(Duration::from_secs(5)),
@@ -376,13 +224,6 @@ impl Default for GrafanaConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct TracingConfig {
     pub url: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DashboardsConfig {
-    /// Folders of dashboard template files (TOML, YAML, JSON).
-    pub folders: Vec<String>,
 }
 
 /// `[limits]`: what one request may cost, and how many run at once.
@@ -434,43 +275,6 @@ impl Default for LimitsConfig {
             max_backend_queries: 32,
             cpu_threads: 0,
         }
-    }
-}
-
-/// `[health]`: the rules that judge health (`[[health.rate]]`, Kiali's `health_config.rate`)
-/// and the background export of `meshlens_health_status`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HealthConfig {
-    /// Checked in order; the first whose namespace, kind and name match applies, and Kiali's
-    /// default rule comes after them all.
-    pub rate: Vec<meshlens_health::RateRule>,
-    /// How often the gauge is refreshed.
-    pub export_interval: HumanDuration,
-    /// The namespaces the gauge covers; empty: every namespace.
-    pub export_namespaces: Vec<String>,
-    /// `rate` compiled, once (start-up refuses rules that do not compile).
-    #[serde(skip)]
-    compiled: std::sync::OnceLock<meshlens_health::Rules>,
-}
-
-impl Default for HealthConfig {
-    fn default() -> Self {
-        HealthConfig {
-            rate: Vec::new(),
-            export_interval: HumanDuration(Duration::from_secs(60)),
-            export_namespaces: Vec::new(),
-            compiled: std::sync::OnceLock::new(),
-        }
-    }
-}
-
-impl HealthConfig {
-    /// The compiled rules (the default rule alone if `rate` were invalid, which
-    /// [`Config::validate`] refuses before serving).
-    pub fn rules(&self) -> &meshlens_health::Rules {
-        self.compiled
-            .get_or_init(|| meshlens_health::Rules::compile(&self.rate).unwrap_or_default())
     }
 }
 
@@ -836,219 +640,7 @@ fn value_kind(actual: &figment::error::Actual) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn from_toml(text: &str) -> Result<Config, ConfigError> {
-        let cfg: Config = Figment::from(Serialized::defaults(Config::default()))
-            .merge(Toml::string(text))
-            .extract()
-            .map_err(|e| ConfigError::Figment(figment_message(e)))?;
-        cfg.validate()?;
-        Ok(cfg)
-    }
-
-    #[test]
-    fn defaults_need_a_password_for_login() {
-        let err = from_toml("").unwrap_err().to_string();
-        assert!(err.contains("auth.password"), "{err}");
-        let cfg = from_toml("[auth]\nstrategy = \"anonymous\"").unwrap();
-        assert_eq!(cfg.server.port, 20001);
-        assert_eq!(cfg.metrics.timeout.0, Duration::from_secs(10));
-    }
-
-    #[test]
-    fn unknown_keys_and_bad_values_name_the_key() {
-        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nprot = 1")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("`server.prot`"), "{err}");
-        let err =
-            from_toml("[auth]\nstrategy = \"anonymous\"\n[server]\nrequest_timeout = \"soon\"")
-                .unwrap_err()
-                .to_string();
-        assert!(err.contains("server.request_timeout"), "{err}");
-        let err = from_toml("[auth]\nstrategy = \"anonymous\"\nsigning_key = \"short\"")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("auth.signing_key"), "{err}");
-        let err = from_toml("[auth]\nstrategy = \"anonymous\"\n[metrics]\nbogus = 3")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("metrics.bogus"), "{err}");
-    }
-
-    #[test]
-    fn every_problem_is_reported_at_once() {
-        let err = from_toml(
-            "[server]\naddress = \"nowhere\"\nweb_root = \"x\"\n[metrics]\ntimeout = \"0s\"",
-        )
-        .unwrap_err();
-        let ConfigError::Several(all) = &err else {
-            panic!("expected several problems, got {err}")
-        };
-        let keys: Vec<String> = all
-            .iter()
-            .map(|e| match e {
-                ConfigError::Invalid { key, .. } => key.clone(),
-                other => panic!("unexpected {other}"),
-            })
-            .collect();
-        assert_eq!(keys, ["server.address", "server.web_root", "auth.password", "metrics.timeout"]);
-    }
-
-    #[test]
-    fn per_user_strategies_need_the_kube_source() {
-        let err = from_toml(
-            "[auth]\nstrategy = \"token\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"x\"]",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains("auth.strategy") && err.contains("cluster.source = \"kube\""),
-            "{err}"
-        );
-        assert!(from_toml("[auth]\nstrategy = \"header\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"x\"]").is_err());
-        let cfg = from_toml("[auth]\nstrategy = \"header\"").unwrap();
-        assert_eq!(cfg.auth.header_name, "X-Forwarded-Access-Token");
-        assert_eq!(cfg.auth.review_cache_ttl.0, Duration::from_secs(60));
-        assert_eq!(
-            (cfg.auth.namespace_access.verb.as_str(), cfg.auth.namespace_access.resource.as_str()),
-            ("list", "pods")
-        );
-    }
-
-    #[test]
-    fn signing_keys_may_be_listed_and_passwords_hashed() {
-        let two = "[auth]\nstrategy = \"anonymous\"\nsigning_key = [\"0123456789abcdef0123456789abcdef\", \"fedcba9876543210fedcba9876543210\"]";
-        assert_eq!(from_toml(two).unwrap().auth.signing_key.unwrap().keys().len(), 2);
-        let short = "[auth]\nstrategy = \"anonymous\"\nsigning_key = [\"0123456789abcdef0123456789abcdef\", \"short\"]";
-        assert!(from_toml(short).unwrap_err().to_string().contains("auth.signing_key"));
-        let phc = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
-        assert!(from_toml(&format!("[auth]\npassword_hash = \"{phc}\"")).is_ok());
-        let err = from_toml("[auth]\npassword_hash = \"plain text\"").unwrap_err().to_string();
-        assert!(err.contains("auth.password_hash"), "{err}");
-        let err = from_toml(&format!("[auth]\npassword = \"x\"\npassword_hash = \"{phc}\""))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("not both"), "{err}");
-    }
-
-    #[test]
-    fn argon2_memory_cost_is_bounded_and_proxies_are_cidrs() {
-        let hash = |m: u32| {
-            format!(
-                "$argon2id$v=19$m={m},t=2,p=1$c29tZXNhbHRzb21lc2FsdA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-            )
-        };
-        assert!(from_toml(&format!("[auth]\npassword_hash = \"{}\"", hash(19_456))).is_ok());
-        assert!(from_toml(&format!("[auth]\npassword_hash = \"{}\"", hash(65_536))).is_ok());
-        let err = from_toml(&format!("[auth]\npassword_hash = \"{}\"", hash(65_537)))
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("auth.password_hash") && err.contains("65537"), "{err}");
-        let ok = "[auth]\nstrategy = \"anonymous\"\ntrusted_proxies = [\"10.0.0.0/8\", \"fd00::/8\", \"127.0.0.1\"]";
-        assert_eq!(from_toml(ok).unwrap().auth.trusted_proxies.len(), 3);
-        let err =
-            from_toml("[auth]\nstrategy = \"anonymous\"\ntrusted_proxies = [\"10.0.0.0/33\"]")
-                .unwrap_err()
-                .to_string();
-        assert!(err.contains("auth.trusted_proxies"), "{err}");
-    }
-
-    #[test]
-    fn health_rules_are_read_and_every_bad_one_named() {
-        let ok = "[auth]\nstrategy = \"anonymous\"\n[[health.rate]]\nnamespace = \"bookinfo\"\nkind = \"app\"\nname = \"reviews\"\n[[health.rate.tolerance]]\ncode = \"^4\\\\d\\\\d$\"\ndirection = \".*\"\nprotocol = \"http\"\ndegraded = 10\nfailure = 20.5\n";
-        let cfg = from_toml(ok).unwrap();
-        let t = &cfg.health.rate[0].tolerance[0];
-        assert_eq!((t.code.as_deref(), t.degraded, t.failure), (Some("^4\\d\\d$"), 10.0, 20.5));
-        assert_eq!(cfg.health.rules().effective().len(), 2);
-        assert_eq!(cfg.health.export_interval.0, Duration::from_secs(60));
-        let bad = "[auth]\nstrategy = \"anonymous\"\n[[health.rate]]\nname = \"(\"\n[[health.rate.tolerance]]\ncode = \"5XX\"\n[[health.rate.tolerance]]\ncode = \"[\"\ndegraded = 30\nfailure = 20\n";
-        let err = from_toml(bad).unwrap_err();
-        let ConfigError::Several(all) = &err else {
-            panic!("expected several problems, got {err}")
-        };
-        let keys: Vec<String> = all
-            .iter()
-            .map(|e| match e {
-                ConfigError::Invalid { key, .. } => key.clone(),
-                other => panic!("unexpected {other}"),
-            })
-            .collect();
-        assert_eq!(
-            keys,
-            [
-                "health.rate[0].name",
-                "health.rate[0].tolerance[1].code",
-                "health.rate[0].tolerance[1].degraded"
-            ]
-        );
-    }
-
-    #[test]
-    fn backend_tables_are_kept() {
-        let cfg = from_toml(
-            "[auth]\nstrategy = \"anonymous\"\n[metrics.prometheus]\nurl = \"http://x:9090\"",
-        )
-        .unwrap();
-        let t = cfg.backend_table("prometheus");
-        assert_eq!(t["url"], "http://x:9090");
-        assert_eq!(t["timeout_ms"], 10_000);
-        assert_eq!(t["max_series"], 100_000);
-    }
-}
+mod tests;
 
 #[cfg(test)]
-mod documented_defaults {
-    use super::*;
-
-    const SHIPPED: &str = include_str!("../../config/meshlens.toml");
-
-    fn leaves(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, serde_json::Value)>) {
-        match v.as_object() {
-            Some(map) if !map.is_empty() => {
-                for (k, child) in map {
-                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                    leaves(&key, child, out);
-                }
-            }
-            _ => out.push((prefix.to_string(), v.clone())),
-        }
-    }
-
-    #[test]
-    fn the_shipped_file_lists_every_key_with_its_default() {
-        let defaults = serde_json::to_value(Config::default()).expect("defaults serialise");
-        let mut keys = Vec::new();
-        leaves("", &defaults, &mut keys);
-        let shipped: Config = Figment::from(Serialized::defaults(Config::default()))
-            .merge(Toml::string(SHIPPED))
-            .extract()
-            .expect("config/meshlens.toml parses");
-        let shipped = serde_json::to_value(shipped).expect("serialise");
-        for (key, default) in keys {
-            let (section, leaf) = key.rsplit_once('.').unwrap_or(("", key.as_str()));
-            if section == "appenders" || key == "appenders" {
-                continue;
-            }
-            let header = format!("[{section}]");
-            let start = SHIPPED.find(&header).unwrap_or_else(|| panic!("section {header} missing"));
-            let body = &SHIPPED[start + header.len()..];
-            let body = &body[..body.find("\n[").unwrap_or(body.len())];
-            let listed = body.lines().any(|l| {
-                let l = l.trim_start_matches('#').trim_start();
-                l.starts_with(leaf) && l[leaf.len()..].trim_start().starts_with('=')
-            });
-            assert!(listed, "`{key}` is not listed in config/meshlens.toml");
-            let pointer = format!("/{}", key.replace('.', "/"));
-            if !default.is_null() {
-                assert_eq!(
-                    shipped.pointer(&pointer),
-                    Some(&default),
-                    "`{key}`: shipped value differs from the default"
-                );
-            }
-        }
-    }
-}
+mod documented_defaults;

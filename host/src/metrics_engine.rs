@@ -20,6 +20,7 @@ use std::{
 use abi_stable::std_types::RResult;
 use futures::{FutureExt, future::try_join_all};
 use inflight::{Inflight, Joined, Sending, SharedQuery, Waiter, Waiters};
+use meshlens_params::DurationHistogram;
 use meshlens_query_batch::{Answers, QueryBatch};
 use plugin_api::{
     BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime,
@@ -28,36 +29,9 @@ use plugin_api::{
 
 use crate::{
     answer_cache::AnswerCache,
-    config::DurationHistogram,
     error::ApiError,
     telemetry::{self, QueryOutcome},
 };
-
-/// The request-duration histogram a store holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DurationUnit {
-    /// `istio_request_duration_milliseconds` (current Istio).
-    Milliseconds,
-    /// `istio_request_duration_seconds` (older Istio).
-    Seconds,
-}
-
-impl DurationUnit {
-    /// The histogram's base name.
-    pub fn metric(self) -> &'static str {
-        match self {
-            DurationUnit::Milliseconds => "istio_request_duration_milliseconds",
-            DurationUnit::Seconds => "istio_request_duration_seconds",
-        }
-    }
-    /// Factor from the histogram's unit to milliseconds.
-    pub fn to_ms(self) -> f64 {
-        match self {
-            DurationUnit::Milliseconds => 1.0,
-            DurationUnit::Seconds => 1000.0,
-        }
-    }
-}
 
 /// Why a query produced no answer.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -100,7 +74,7 @@ const NEITHER_RECHECK: Duration = Duration::from_secs(60);
 #[derive(Clone, Copy, Debug)]
 enum Detection {
     Unknown,
-    Found(DurationUnit),
+    Found(DurationHistogram),
     /// Neither histogram, as of this instant.
     Neither(std::time::Instant),
 }
@@ -362,31 +336,29 @@ impl MetricsEngine {
         r
     }
 
-    /// Which request-duration histogram to use: the configured one, or (for `auto`) the one
+    /// Which request-duration histogram to use: the configured one, or (for `auto`, `None`) the one
     /// the store has, detected with one query and remembered once the store answered with
     /// data. Milliseconds when the store has neither, which is asked again after
     /// [`NEITHER_RECHECK`].
     pub async fn duration_unit(
         self: &Arc<Self>,
-        configured: DurationHistogram,
+        configured: Option<DurationHistogram>,
         time: i64,
-    ) -> Result<DurationUnit, MetricsError> {
-        match configured {
-            DurationHistogram::Milliseconds => return Ok(DurationUnit::Milliseconds),
-            DurationHistogram::Seconds => return Ok(DurationUnit::Seconds),
-            DurationHistogram::Auto => {}
+    ) -> Result<DurationHistogram, MetricsError> {
+        if let Some(h) = configured {
+            return Ok(h);
         }
         match *self.detected.lock().unwrap_or_else(|e| e.into_inner()) {
             Detection::Found(u) => return Ok(u),
             Detection::Neither(at) if at.elapsed() < NEITHER_RECHECK => {
-                return Ok(DurationUnit::Milliseconds);
+                return Ok(DurationHistogram::Milliseconds);
             }
             _ => {}
         }
         let names = format!(
             "{}_count|{}_count",
-            DurationUnit::Milliseconds.metric(),
-            DurationUnit::Seconds.metric()
+            DurationHistogram::Milliseconds.metric(),
+            DurationHistogram::Seconds.metric()
         );
         let probe = MetricQuery {
             metric: "".into(),
@@ -398,14 +370,14 @@ impl MetricsEngine {
             time: QueryTime::Instant(time),
         };
         let r = self.query(probe).await?;
-        let has = |u: DurationUnit| {
+        let has = |u: DurationHistogram| {
             let name = format!("{}_count", u.metric());
             r.series.iter().any(|s| s.labels.get("__name__") == Some(name.as_str()))
         };
-        let unit = if !has(DurationUnit::Milliseconds) && has(DurationUnit::Seconds) {
-            DurationUnit::Seconds
+        let unit = if !has(DurationHistogram::Milliseconds) && has(DurationHistogram::Seconds) {
+            DurationHistogram::Seconds
         } else {
-            DurationUnit::Milliseconds
+            DurationHistogram::Milliseconds
         };
         *self.detected.lock().unwrap_or_else(|e| e.into_inner()) = if r.series.is_empty() {
             Detection::Neither(std::time::Instant::now())

@@ -13,6 +13,7 @@ use k8s_openapi::{
     },
     apimachinery::pkg::util::intstr::IntOrString,
 };
+use meshlens_traffic::BUNDLED_APPENDERS;
 use serde_json::{Value, json};
 
 fn kube_dir() -> PathBuf {
@@ -133,6 +134,41 @@ fn toml_config(m: &Manifests) -> toml::Table {
 }
 
 /// `FROM ... COPY ... USER ...` lines of the container file, continuation lines joined.
+/// The crate of a bundled appender: `serviceEntry` is `appender-service-entry`.
+fn appender_crate(name: &str) -> String {
+    let mut out = String::from("appender-");
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('-');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+/// The bundled appenders are one list, the host's `BUNDLED_APPENDERS` (which the console
+/// reads through getConfig): the tests' `BUNDLED` packages (and so the Containerfile's, checked
+/// against them above) and the appender plugin crates under `plugins/` are the same set.
+#[test]
+fn the_bundled_appenders_are_one_list() {
+    let mut crates: Vec<String> = BUNDLED_APPENDERS.iter().map(|a| appender_crate(a)).collect();
+    crates.sort_unstable();
+    let mut listed: Vec<String> =
+        BUNDLED.iter().filter(|p| p.starts_with("appender-")).map(|p| p.to_string()).collect();
+    listed.sort_unstable();
+    assert_eq!(listed, crates, "tests/src/server.rs BUNDLED against BUNDLED_APPENDERS");
+    let plugins = workspace_root().join("plugins");
+    let mut dirs: Vec<String> = std::fs::read_dir(&plugins)
+        .expect("plugins/")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("appender-"))
+        // A plugin is a cdylib; a library shared by the appenders is not one of them.
+        .filter(|n| read(&plugins.join(n).join("Cargo.toml")).contains("cdylib"))
+        .collect();
+    dirs.sort_unstable();
+    assert_eq!(dirs, crates, "plugins/appender-* against BUNDLED_APPENDERS");
+}
+
 fn containerfile() -> Vec<String> {
     let text = read(&workspace_root().join("deploy/Containerfile"));
     let mut lines = Vec::new();

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use integration_tests::prometheus::{PromServer, fixture};
 use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, workspace_root};
-use meshlens_traffic::md5_hex;
+use meshlens_traffic::{BUNDLED_APPENDERS, md5_hex};
 use serde_json::Value;
 
 const ARGS: &[&str] = &["--end", "1700000000", "--minutes", "30"];
@@ -99,6 +99,12 @@ fn the_example_appender_sets_its_field_from_its_config() {
     assert!(gw.get("tooManyErrors").is_none(), "{gw}");
     let clean = edge(&v, "wl_bookinfo_productpage-v1", "wl_bookinfo_reviews-v1");
     assert!(clean.get("tooManyErrors").is_none());
+
+    // getConfig lists it after the bundled ones: the list the console's checkboxes show.
+    let cfg = m.get("/api/config").json();
+    let mut want: Vec<&str> = BUNDLED_APPENDERS.to_vec();
+    want.push("errorThreshold");
+    assert_eq!(cfg["graphAppenders"], serde_json::json!(want), "{cfg}");
 
     // It answers to the appenders parameter like the bundled ones.
     let only = m.get(&url("&appenders=errorThreshold")).json();

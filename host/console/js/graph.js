@@ -14,7 +14,6 @@ import { onThemeChange, palette } from './graph-theme.js';
 import { showNodePanel, showEdgePanel, closePanel } from './graph-panel.js';
 import { createReplay, keepPlaces, placesOf, replayGrid } from './replay.js';
 
-export const APPENDERS = ['ambient', 'deadNode', 'mesh', 'responseTime', 'securityPolicy', 'serviceEntry', 'sidecarsCheck', 'unusedNode'];
 const GRAPH_TYPES = ['app', 'versionedApp', 'workload', 'service'];
 const DURATIONS = ['1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d'];
 const REFRESH = { off: 0, '10s': 10e3, '30s': 30e3, '1m': 60e3 };
@@ -63,7 +62,11 @@ function select(name, options, value, testid) {
 
 export async function renderGraph(main, params) {
   const s = readState(params);
-  const [nsList, grid] = await Promise.all([api('namespaces').then((l) => l.map((n) => n.name)), replayGrid()]);
+  // The appenders come from the server (getConfig's graphAppenders: the bundled list in
+  // Rust plus loaded plugins), so the console never keeps a copy of its own.
+  const [namespaces, config, grid] = await Promise.all([api('namespaces'), api('config'), replayGrid()]);
+  const nsList = namespaces.map((n) => n.name);
+  const appenderNames = config.graphAppenders;
   if (!s.namespaces) {
     s.namespaces = nsList.join(',');
     history.replaceState(null, '', urlOf(s));
@@ -72,7 +75,7 @@ export async function renderGraph(main, params) {
   const addressErrors = [['find', s.find], ['hide', s.hide]].map(([k, v]) => [k, exprError(v, k)]).filter(([, e]) => e);
   for (const [k] of addressErrors) delete s[k];
   const chosen = new Set(s.namespaces.split(','));
-  const enabled = s.appenders === undefined ? new Set(APPENDERS) : new Set(s.appenders.split(',').filter(Boolean));
+  const enabled = s.appenders === undefined ? new Set(appenderNames) : new Set(s.appenders.split(',').filter(Boolean));
 
   const nsSelect = el('select', { multiple: true, name: 'namespaces', 'data-testid': 'ctl-namespaces', 'aria-label': 'namespaces', size: Math.min(4, nsList.length) },
     nsList.map((n) => el('option', { value: n, selected: chosen.has(n) }, n)));
@@ -86,7 +89,7 @@ export async function renderGraph(main, params) {
   const waypoints = el('input', { type: 'checkbox', name: 'waypoints', 'data-testid': 'ctl-waypoints', checked: s.waypoints === 'true' });
   const inject = el('input', { type: 'checkbox', name: 'injectServiceNodes', 'data-testid': 'ctl-injectServiceNodes', checked: s.injectServiceNodes === 'true' });
   const mesh = el('input', { type: 'checkbox', name: 'includeMesh', 'data-testid': 'ctl-includeMesh', checked: s.includeMesh === 'true' });
-  const appenderBoxes = APPENDERS.map((a) => el('label', { class: 'chk' },
+  const appenderBoxes = appenderNames.map((a) => el('label', { class: 'chk' },
     el('input', { type: 'checkbox', name: 'appender', value: a, 'data-testid': 'ctl-appender-' + a, checked: enabled.has(a) }), a));
   const findIn = el('input', { type: 'search', name: 'find', placeholder: 'find: rps > 10, ns = bookinfo, hasCB', value: s.find || '', 'data-testid': 'ctl-find' });
   const hideIn = el('input', { type: 'search', name: 'hide', placeholder: 'hide: node = service', value: s.hide || '', 'data-testid': 'ctl-hide' });
@@ -239,7 +242,7 @@ export async function renderGraph(main, params) {
   waypoints.addEventListener('change', () => { s.waypoints = waypoints.checked ? 'true' : undefined; changed(true); });
   for (const box of appenderBoxes) box.addEventListener('change', () => {
     const on = appenderBoxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
-    s.appenders = on.length === APPENDERS.length ? undefined : on.join(',');
+    s.appenders = on.length === appenderNames.length ? undefined : on.join(',');
     changed(true);
   });
   for (const [input, key] of [[findIn, 'find'], [hideIn, 'hide']]) {

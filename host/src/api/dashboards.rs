@@ -10,7 +10,7 @@ use std::{
 
 use meshlens_cluster::ClusterState;
 use meshlens_dashboards::{
-    AppParams, CustomParams, DashboardError, DashboardTarget, DurationMetric, ProviderTemplates,
+    AppParams, CustomParams, DashboardError, DashboardTarget, ProviderTemplates,
     RUNTIMES_ANNOTATION, Runtime, RuntimeCache, TemplateCatalog, custom_dashboard_plan,
     istio_dashboard_plan, resolve_runtimes,
 };
@@ -204,16 +204,12 @@ async fn istio_dashboard(
     let now = ctx.state.metrics.default_time();
     let engine = ctx.state.metrics.clone();
     // Which request-duration histogram to chart: configured, or detected by the engine.
-    let unit = engine
+    let duration = engine
         .duration_unit(
             ctx.state.config.metrics.duration_histogram,
             params.base.query_time.unwrap_or(now),
         )
         .await?;
-    let duration = match unit {
-        crate::metrics_engine::DurationUnit::Milliseconds => DurationMetric::Milliseconds,
-        crate::metrics_engine::DurationUnit::Seconds => DurationMetric::Seconds,
-    };
     let plan = istio_dashboard_plan(ns, target, params, duration, now);
     let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
     Reply::json(&body)

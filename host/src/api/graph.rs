@@ -1,4 +1,4 @@
-//! The five graph operations (spec §4.2/§4.3).
+//! The five graph operations (README, The API).
 //!
 //! One request: parse ([`GraphOptions::parse`]) → plan (one query batch: the traffic plan
 //! and each appender's declared inputs, each under its own handle) → fetch (the whole batch

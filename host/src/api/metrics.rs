@@ -1,10 +1,9 @@
 //! namespaceMetrics: the namespace's Istio request, TCP and histogram metrics over a range.
 
-use meshlens_dashboards::{DurationMetric, NamespaceMetricsParams, namespace_metrics_plan};
+use meshlens_dashboards::{NamespaceMetricsParams, namespace_metrics_plan};
 
 use crate::{
     error::ApiError,
-    metrics_engine::DurationUnit,
     router::{Ctx, HandlerFuture, Reply, Route},
 };
 
@@ -29,16 +28,12 @@ fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
             chrono::DateTime::parse_from_rfc3339(&ns_state.created_at).map(|t| t.timestamp()).ok();
         let now = ctx.state.metrics.default_time();
         let engine = ctx.state.metrics.clone();
-        let unit = engine
+        let duration = engine
             .duration_unit(
                 ctx.state.config.metrics.duration_histogram,
                 params.app.base.query_time.unwrap_or(now),
             )
             .await?;
-        let duration = match unit {
-            DurationUnit::Milliseconds => DurationMetric::Milliseconds,
-            DurationUnit::Seconds => DurationMetric::Seconds,
-        };
         let plan = namespace_metrics_plan(ns, &params, duration, created, now)?;
         let results = engine.query_all(plan.queries.clone()).await?;
         let body = plan.assemble(results.into_iter().map(|r| Ok((*r).clone())).collect())?;

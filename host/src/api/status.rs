@@ -22,7 +22,7 @@ pub struct StatusInfo {
 }
 
 /// getConfig's answer: StatusInfo plus the effective health rules, so that every client
-/// can show why an object has its status.
+/// can show why an object has its status, and the graph's appenders (the console's list).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ConfigInfo {
@@ -33,6 +33,9 @@ struct ConfigInfo {
     /// `queryTime` on its grid (a multiple of it) are cached at their first request, so a
     /// client stepping through time (the console's replay) snaps its times to it.
     metrics_cache_ttl: u64,
+    /// The appenders a graph runs without `appenders=`, in run order: the bundled ones
+    /// (`meshlens_traffic::BUNDLED_APPENDERS`) that are loaded, then the others.
+    graph_appenders: Vec<String>,
 }
 
 /// `{rate: [...]}`: the configured entries in order, then the default entry.
@@ -46,10 +49,18 @@ fn config(ctx: Ctx) -> HandlerFuture {
         let info = status_info(&ctx).await;
         let rate = ctx.state.config.health.rules().effective();
         let metrics_cache_ttl = ctx.state.config.metrics.cache_ttl.0.as_secs();
+        let registered: Vec<String> =
+            ctx.state.plugins.appenders.iter().map(|c| c.name.clone()).collect();
+        let graph_appenders = meshlens_traffic::appender_run_order(
+            None,
+            &registered,
+            &ctx.state.config.plugins.appenders,
+        );
         Reply::json(&ConfigInfo {
             info,
             health_config: HealthConfigView { rate },
             metrics_cache_ttl,
+            graph_appenders,
         })
     })
 }

@@ -10,6 +10,7 @@
 //!
 //! Public routes (`/status`) use [`Auth::check_public`]: never a password check, never a review.
 
+pub mod config;
 mod limiter;
 mod parse;
 mod session;

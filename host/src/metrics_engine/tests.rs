@@ -139,14 +139,14 @@ async fn a_store_without_either_histogram_is_asked_once_a_minute() {
     let engine =
         Arc::new(MetricsEngine::new(Some(backend), "empty", String::new(), Duration::from_secs(5)));
     for _ in 0..3 {
-        let unit = engine.duration_unit(DurationHistogram::Auto, 100).await.unwrap();
-        assert_eq!(unit, DurationUnit::Milliseconds);
+        let unit = engine.duration_unit(None, 100).await.unwrap();
+        assert_eq!(unit, DurationHistogram::Milliseconds);
     }
     assert_eq!(calls.load(Ordering::SeqCst), 1, "asked once, then believed");
     // Once the answer is older than the recheck period, the store is asked again.
     let old = std::time::Instant::now().checked_sub(NEITHER_RECHECK).expect("uptime past a minute");
     *engine.detected.lock().unwrap() = Detection::Neither(old);
-    engine.duration_unit(DurationHistogram::Auto, 100).await.unwrap();
+    engine.duration_unit(None, 100).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 2, "asked again after a minute");
 }
 

@@ -1,5 +1,6 @@
 //! `deadNode`: removes nodes that are artefacts of pod churn and flags workloads without
-//! pods (`isDead`), reference §3.2.
+//! pods (`isDead`), as Kiali v0.14's
+//! `graph/appender/dead_node.go`.
 #![forbid(unsafe_code)]
 
 use appender_support::is_ok;

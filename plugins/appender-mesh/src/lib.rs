@@ -1,6 +1,7 @@
 //! `mesh` (Kiali's `istio`): circuit breakers (`hasCB`) and virtual services (`hasVS`) from
 //! the mesh config, Gateway API routes (`hasHTTPRoute`: a service an HTTPRoute or GRPCRoute
-//! sends to), and the app label of service nodes from their Service, reference §3.6.
+//! sends to), and the app label of service nodes from their Service, as Kiali
+//! v0.14's `graph/appender/istio_details.go`.
 #![forbid(unsafe_code)]
 
 use appender_support::is_ok;

@@ -1,5 +1,6 @@
 //! `responseTime`: sets each edge's `responseTime` (milliseconds) from the request-duration
-//! histogram's quantile over successful requests, reference §3.3.
+//! histogram's quantile over successful requests, as Kiali v0.14's
+//! `graph/appender/response_time.go`.
 #![forbid(unsafe_code)]
 
 use appender_support::{EdgeIndex, OnHops, edge_group_by, labels, request_families};

@@ -1,4 +1,5 @@
-//! `securityPolicy`: flags edges whose requests used mutual TLS (`isMTLS`), reference §3.4.
+//! `securityPolicy`: flags edges whose requests used mutual TLS (`isMTLS`), as Kiali
+//! v0.14's `graph/appender/security_policy.go`.
 //!
 //! The policy is only on destination reports, so these queries read `reporter="destination"`;
 //! they only ask which connections were mTLS, not how many requests there were.

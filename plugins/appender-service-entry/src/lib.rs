@@ -1,5 +1,6 @@
 //! `serviceEntry`: marks terminal service nodes that name a ServiceEntry host with the
-//! entry's location (`isServiceEntry` = `MESH_EXTERNAL` or `MESH_INTERNAL`), reference §3.1.
+//! entry's location (`isServiceEntry` = `MESH_EXTERNAL` or `MESH_INTERNAL`), as
+//! Kiali v0.14's `graph/appender/service_entry.go`.
 #![forbid(unsafe_code)]
 
 use appender_support::{FastMap, FastSet, HashMapExt};

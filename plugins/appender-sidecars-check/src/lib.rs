@@ -1,7 +1,8 @@
 //! `sidecarsCheck`: flags workload and app nodes whose workloads lack the mesh sidecar
-//! (`hasMissingSC`), reference §3.7. Ambient workloads and waypoints have no sidecar by
-//! design: nodes the host flagged `isAmbient` or `isWaypoint` are never flagged (Kiali
-//! `graph/telemetry/istio/appender/mesh_check.go` skips them the same way).
+//! (`hasMissingSC`), as Kiali v0.14's `graph/appender/sidecars_check.go`. Ambient
+//! workloads and waypoints have no sidecar by design: nodes the host flagged `isAmbient` or
+//! `isWaypoint` are never flagged (Kiali `graph/telemetry/istio/appender/mesh_check.go`
+//! skips them the same way).
 #![forbid(unsafe_code)]
 
 use appender_support::is_ok;

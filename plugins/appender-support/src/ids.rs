@@ -1,4 +1,5 @@
-//! Node identities (reference §2.4) and the hops a series is recorded on.
+//! Node identities (as Kiali v0.14's `graph/graph.go` forms them) and the hops a series is
+//! recorded on.
 //!
 //! Graphs of tens of thousands of edges are matched against as many series per request, so
 //! the per-series path allocates nothing: a [`NodeRef`] borrows its fields from the labels
@@ -69,7 +70,7 @@ impl NodeRef<'_> {
     }
 }
 
-/// Classifies a node from its telemetry values and trims its fields (reference §2.4).
+/// Classifies a node from its telemetry values and trims its fields.
 ///
 /// Returns `None` when none of workload, app and service is usable (Kiali fails the whole
 /// request there; we skip the sample instead).

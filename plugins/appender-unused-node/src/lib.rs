@@ -1,5 +1,6 @@
 //! `unusedNode`: adds a node (`isUnused`) for every workload of the requested namespaces
-//! that saw no traffic, reference §3.5. Not for service graphs nor node-detail graphs.
+//! that saw no traffic, as Kiali v0.14's
+//! `graph/appender/unused_node.go`. Not for service graphs nor node-detail graphs.
 #![forbid(unsafe_code)]
 
 use appender_support::{

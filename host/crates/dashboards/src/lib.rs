@@ -14,6 +14,7 @@
 //! [`runtimes`] resolves an app's runtimes from pod annotations, else by one discovery query.
 #![forbid(unsafe_code)]
 
+mod config;
 pub mod error;
 pub mod namespace_metrics;
 pub mod params;
@@ -23,14 +24,14 @@ pub mod runtimes;
 pub mod shape;
 pub mod templates;
 
+pub use config::DashboardsConfig;
 pub use error::DashboardError;
 pub use namespace_metrics::{
     MetricsPlan, NAMESPACE_METRICS, NamespaceMetricsParams, namespace_metrics_plan,
 };
 pub use params::{AppParams, BaseParams, CustomParams, Direction, ParamLimits, Reporter};
 pub use plan::{
-    DashboardPlan, DashboardTarget, DurationMetric, app_dashboard_plan, custom_dashboard_plan,
-    istio_dashboard_plan,
+    DashboardPlan, DashboardTarget, app_dashboard_plan, custom_dashboard_plan, istio_dashboard_plan,
 };
 pub use query::{AppQuery, BaseQuery, CustomQuery, FiltersQuery};
 pub use runtimes::{

@@ -1,13 +1,14 @@
 //! namespaceMetrics: Istio's request, TCP and histogram metrics of a whole namespace, as
 //! `{metrics: {name: MetricSeries}, histograms: {name: {stat: MetricSeries}}}`.
 
+use meshlens_params::DurationHistogram;
 use plugin_api::{DataType, Matcher, MetricQuery, PluginError, QueryResult, QueryTime};
 use serde_json::{Map, Value, json};
 
 use crate::{
     error::DashboardError,
     params::{AppParams, Direction, ParamLimits},
-    plan::{ChartData, DurationMetric, chart_queries, query_series},
+    plan::{ChartData, chart_queries, query_series},
     query::{FiltersQuery, read},
 };
 
@@ -22,7 +23,7 @@ pub const NAMESPACE_METRICS: [&str; 7] = [
     "response_size",
 ];
 
-/// namespaceMetrics parameters: appDashboard's (§4.5) plus `filters[]`.
+/// namespaceMetrics parameters: appDashboard's plus `filters[]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NamespaceMetricsParams {
     /// direction, reporter, requestProtocol and the base parameters.
@@ -76,7 +77,7 @@ pub struct MetricsPlan {
 pub fn namespace_metrics_plan(
     namespace: &str,
     params: &NamespaceMetricsParams,
-    duration: DurationMetric,
+    duration: DurationHistogram,
     created: Option<i64>,
     now: i64,
 ) -> Result<MetricsPlan, DashboardError> {
@@ -175,7 +176,7 @@ mod tests {
         let p = params(&[]).unwrap();
         assert_eq!(p.filters.len(), 7);
         let plan =
-            namespace_metrics_plan("bookinfo", &p, DurationMetric::Milliseconds, None, 10_000)
+            namespace_metrics_plan("bookinfo", &p, DurationHistogram::Milliseconds, None, 10_000)
                 .unwrap();
         // 4 counters + 3 histograms with avg (no quantiles asked).
         assert_eq!(plan.queries.len(), 7);
@@ -199,7 +200,8 @@ mod tests {
             ("quantiles[]", "0.5"),
         ])
         .unwrap();
-        let plan = namespace_metrics_plan("ns", &p, DurationMetric::Seconds, None, 10_000).unwrap();
+        let plan =
+            namespace_metrics_plan("ns", &p, DurationHistogram::Seconds, None, 10_000).unwrap();
         assert_eq!(plan.queries.len(), 3);
         assert!(
             plan.queries[0]
@@ -222,7 +224,7 @@ mod tests {
         let plan = namespace_metrics_plan(
             "ns",
             &p,
-            DurationMetric::Milliseconds,
+            DurationHistogram::Milliseconds,
             Some(1523364061 - 31 * 60),
             0,
         )
@@ -230,7 +232,8 @@ mod tests {
         assert_eq!(plan.queries[0].window_secs, 1860);
         let p =
             params(&[("duration", "1000"), ("step", "10"), ("queryTime", "1523364061")]).unwrap();
-        let plan = namespace_metrics_plan("ns", &p, DurationMetric::Milliseconds, None, 0).unwrap();
+        let plan =
+            namespace_metrics_plan("ns", &p, DurationHistogram::Milliseconds, None, 0).unwrap();
         assert_eq!(
             plan.queries[0].time,
             QueryTime::Range { start: 1523363060, end: 1523364061, step: 10 }

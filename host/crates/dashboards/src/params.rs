@@ -1,4 +1,4 @@
-//! Query parameters of customDashboard (spec §4.4) and appDashboard (§4.5): the typed
+//! Query parameters of customDashboard and appDashboard (README, The API): the typed
 //! structs of [`crate::query`], checked against the limits and given their defaults.
 //!
 //! Every error is a [`DashboardError::BadRequest`] naming the parameter, never its value.
@@ -74,7 +74,7 @@ pub struct BaseParams {
     pub query_time: Option<i64>,
 }
 
-/// customDashboard parameters (§4.4).
+/// customDashboard parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CustomParams {
     /// The shared ones.
@@ -111,7 +111,7 @@ impl Reporter {
     }
 }
 
-/// appDashboard parameters (§4.5).
+/// appDashboard parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppParams {
     /// The shared ones.
@@ -234,12 +234,12 @@ impl BaseParams {
 }
 
 impl CustomParams {
-    /// Parses §4.4 under the default limits.
+    /// Parses customDashboard's parameters under the default limits.
     pub fn parse(query: &str) -> Result<Self, DashboardError> {
         Self::parse_with(query, &ParamLimits::default())
     }
 
-    /// Parses §4.4 under `limits`: [`BaseQuery`] and [`CustomQuery`].
+    /// Parses customDashboard's parameters under `limits`: [`BaseQuery`] and [`CustomQuery`].
     pub fn parse_with(query: &str, limits: &ParamLimits) -> Result<Self, DashboardError> {
         let base = BaseParams::parse_with(query, limits)?;
         let own: CustomQuery = read(query)?;
@@ -248,12 +248,12 @@ impl CustomParams {
 }
 
 impl AppParams {
-    /// Parses §4.5 under the default limits.
+    /// Parses appDashboard's parameters under the default limits.
     pub fn parse(query: &str) -> Result<Self, DashboardError> {
         Self::parse_with(query, &ParamLimits::default())
     }
 
-    /// Parses §4.5 under `limits`: [`BaseQuery`] and [`AppQuery`].
+    /// Parses appDashboard's parameters under `limits`: [`BaseQuery`] and [`AppQuery`].
     pub fn parse_with(query: &str, limits: &ParamLimits) -> Result<Self, DashboardError> {
         let base = BaseParams::parse_with(query, limits)?;
         let own: AppQuery = read(query)?;

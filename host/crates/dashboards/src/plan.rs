@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use meshlens_params::DurationHistogram;
 use plugin_api::{
     DashboardTemplate, DataType, HistogramStat, Matcher, MetricQuery, PluginError, QueryResult,
     QueryTime, RangeFunc,
@@ -223,30 +224,6 @@ pub fn custom_dashboard_plan(
     DashboardPlan { title: template.title.to_string(), aggregations, charts, queries }
 }
 
-/// Which request-duration histogram the store holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DurationMetric {
-    /// `istio_request_duration_milliseconds` (current Istio); charted in seconds.
-    Milliseconds,
-    /// `istio_request_duration_seconds` (older Istio).
-    Seconds,
-}
-
-impl DurationMetric {
-    /// The histogram's base name.
-    pub fn metric(self) -> &'static str {
-        match self {
-            DurationMetric::Milliseconds => "istio_request_duration_milliseconds",
-            DurationMetric::Seconds => "istio_request_duration_seconds",
-        }
-    }
-    /// The chart unit: always seconds (the milliseconds histogram's values are divided by
-    /// [`duration_divisor`]).
-    pub fn unit(self) -> &'static str {
-        "s"
-    }
-}
-
 /// Whose dashboard an Istio metrics dashboard is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DashboardTarget<'a> {
@@ -265,7 +242,7 @@ pub fn app_dashboard_plan(
     namespace: &str,
     app: &str,
     params: &AppParams,
-    duration: DurationMetric,
+    duration: DurationHistogram,
     now: i64,
 ) -> DashboardPlan {
     istio_dashboard_plan(namespace, DashboardTarget::App(app), params, duration, now)
@@ -279,7 +256,7 @@ pub fn istio_dashboard_plan(
     namespace: &str,
     target: DashboardTarget<'_>,
     params: &AppParams,
-    duration: DurationMetric,
+    duration: DurationHistogram,
     now: i64,
 ) -> DashboardPlan {
     let direction = match target {
@@ -311,7 +288,9 @@ pub fn istio_dashboard_plan(
     let time = params.base.range(now);
     let charts_def: [(&str, &str, &str, DataType); 6] = [
         ("Request volume", "ops", "istio_requests_total", DataType::Rate),
-        ("Request duration", duration.unit(), duration.metric(), DataType::Histogram),
+        // Always charted in seconds: the milliseconds histogram's values are divided by
+        // `duration_divisor`.
+        ("Request duration", "s", duration.metric(), DataType::Histogram),
         ("Request size", "B", "istio_request_bytes", DataType::Histogram),
         ("Response size", "B", "istio_response_bytes", DataType::Histogram),
         ("TCP received", "bps", "istio_tcp_received_bytes_total", DataType::Rate),

@@ -175,7 +175,7 @@ async fn execute_sends_every_query_once_and_concurrently() {
 #[test]
 fn the_app_dashboard_is_kialis_fixed_one() {
     let p = AppParams::parse("direction=inbound&requestProtocol=http").unwrap();
-    let plan = app_dashboard_plan("bookinfo", "reviews", &p, DurationMetric::Milliseconds, 1000);
+    let plan = app_dashboard_plan("bookinfo", "reviews", &p, DurationHistogram::Milliseconds, 1000);
     assert_eq!(plan.title, "Inbound Metrics");
     let names: Vec<_> = plan.charts.iter().map(|c| (c.name.as_str(), c.unit.as_str())).collect();
     assert_eq!(
@@ -215,7 +215,7 @@ fn the_app_dashboard_is_kialis_fixed_one() {
         "bookinfo",
         "reviews",
         &AppParams::parse("").unwrap(),
-        DurationMetric::Seconds,
+        DurationHistogram::Seconds,
         1000,
     );
     assert_eq!(out.title, "Outbound Metrics");
@@ -264,7 +264,7 @@ fn workload_and_service_dashboards_select_their_own_labels() {
         "bookinfo",
         DashboardTarget::Workload("reviews-v1"),
         &out,
-        DurationMetric::Milliseconds,
+        DurationHistogram::Milliseconds,
         1000,
     );
     assert_eq!(w.title, "Inbound Metrics");
@@ -282,7 +282,7 @@ fn workload_and_service_dashboards_select_their_own_labels() {
         "bookinfo",
         DashboardTarget::Service("reviews"),
         &p,
-        DurationMetric::Milliseconds,
+        DurationHistogram::Milliseconds,
         1000,
     );
     assert_eq!(s.title, "Inbound Metrics");

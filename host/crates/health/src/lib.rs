@@ -25,9 +25,11 @@ use std::collections::BTreeMap;
 use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc};
 use serde::Serialize;
 
+mod config;
 mod rules;
 mod status;
 
+pub use config::HealthConfig;
 pub use rules::{RateRule, RuleProblem, Rules, ToleranceRule, default_rule, thresholds};
 use status::value;
 pub use status::{

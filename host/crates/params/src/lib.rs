@@ -8,7 +8,10 @@
 
 #![forbid(unsafe_code)]
 
+mod histogram;
 pub mod query;
+
+pub use histogram::{DurationHistogram, duration_histogram_setting};
 
 use std::time::Duration;
 

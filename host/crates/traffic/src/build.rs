@@ -1,4 +1,5 @@
-//! Building the traffic graph from query results (reference §2.4).
+//! Building the traffic graph from query results (as Kiali v0.14's
+//! `graph/graph.go` and `handlers/graph.go` build it).
 
 use std::{borrow::Borrow, hash::BuildHasher};
 

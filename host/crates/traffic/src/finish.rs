@@ -1,5 +1,6 @@
 //! After the appenders: outside/inaccessible/root markers, the service-graph reduction, and
-//! the order appenders run in (reference §2.5, §3, §11.5).
+//! the order appenders run in (Kiali v0.14's `handlers/graph.go`; the bundled ones first, in
+//! Kiali's order, then the configured ones: README, Plugins).
 
 use appender_support::{FastMap, FastSet, HashMapExt, node_positions};
 use plugin_api::{Edge, Graph, GraphType, Node, NodeType};

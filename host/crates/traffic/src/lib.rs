@@ -32,8 +32,7 @@ pub use build::{build_graph, build_graph_until};
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};
 pub use hash32::md5_hex;
 pub use options::{
-    DurationHistogram, GraphFormat, GraphLimits, GraphOptions, GraphSettings, GraphTarget, GroupBy,
-    OptionsError,
+    GraphFormat, GraphLimits, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError,
 };
 pub use output::GraphOutput;
 pub use par_chunks::Stopped;

@@ -1,4 +1,4 @@
-//! Graph request parameters (spec §4.3): the typed [`GraphQuery`], validated into
+//! Graph request parameters (README, The API): the typed [`GraphQuery`], validated into
 //! [`GraphOptions`].
 
 use meshlens_params::query::{QueryError, parse_query};
@@ -101,38 +101,6 @@ pub enum GraphFormat {
     Json,
     /// Graphviz DOT.
     Dot,
-}
-
-/// Which request-duration histogram the store has (`metrics.duration_histogram`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DurationHistogram {
-    /// Detect it from the store.
-    #[default]
-    Auto,
-    /// `istio_request_duration_milliseconds`.
-    Milliseconds,
-    /// `istio_request_duration_seconds` (older Istio).
-    Seconds,
-}
-
-impl DurationHistogram {
-    /// Parses the config value (`auto`, `milliseconds`, `seconds`).
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "auto" => Some(Self::Auto),
-            "milliseconds" => Some(Self::Milliseconds),
-            "seconds" => Some(Self::Seconds),
-            _ => None,
-        }
-    }
-    /// Base metric name and the factor to milliseconds; `None` for `Auto`.
-    pub fn metric(self) -> Option<(&'static str, f64)> {
-        match self {
-            Self::Auto => None,
-            Self::Milliseconds => Some(("istio_request_duration_milliseconds", 1.0)),
-            Self::Seconds => Some(("istio_request_duration_seconds", 1000.0)),
-        }
-    }
 }
 
 /// Values from the service's configuration that shape every graph.

@@ -1,4 +1,5 @@
-//! The order of the graph's nodes and edges in the response (reference §2.6): integer keys
+//! The order of the graph's nodes and edges in the response (as Kiali v0.14's
+//! `graph/cytoscape/cytoscape.go` sorts it): integer keys
 //! first, strings only where those tie.
 
 use appender_support::FastMap;

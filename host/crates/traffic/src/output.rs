@@ -1,4 +1,5 @@
-//! The graph's response prepared for writing (reference §2.6): ids, traffic, percentages,
+//! The graph's response prepared for writing (Kiali v0.14's
+//! `graph/cytoscape/cytoscape.go` shape): ids, traffic, percentages,
 //! boxes, order. `json.rs` and `dot.rs` write it.
 
 use appender_support::node_positions;

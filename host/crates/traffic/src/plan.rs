@@ -1,6 +1,6 @@
 //! The query plan of a graph: which traffic queries to send, and the value rounding.
 //!
-//! Every request is counted once (reference §11.4): the source proxy's report, plus the
+//! Every request is counted once, as health counts it: the source proxy's report, plus the
 //! destination proxy's report only where the caller has no proxy (`source_workload="unknown"`).
 //! A namespace graph sends one query per traffic family whatever the number of namespaces:
 //! namespaces are matched with one regular expression and the builder sorts the results out.
@@ -205,7 +205,7 @@ fn node_selectors(target: &GraphTarget) -> (Vec<(&'static str, &str)>, Vec<Match
     }
 }
 
-/// The queries of a mesh of sidecars (reference §11.4).
+/// The queries of a mesh of sidecars (each request counted once, see the module comment).
 fn sidecar_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
     let ns = &opts.namespaces;
     let mesh_filter = || -> Option<Matcher> {

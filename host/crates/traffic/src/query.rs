@@ -1,4 +1,4 @@
-//! The graph operations' query parameters (spec §4.3) as one typed struct, [`GraphQuery`],
+//! The graph operations' query parameters (README, The API) as one typed struct, [`GraphQuery`],
 //! and its value types. Each value type's error says what the parameter accepts; the host
 //! answers `Invalid {parameter}: {that}` ([`crate::OptionsError`]).
 
