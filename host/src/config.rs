@@ -318,6 +318,17 @@ impl Config {
         fig.extract().map_err(|e| ConfigError::Figment(figment_message(e)))
     }
 
+    /// Defaults, then the TOML `text`, validated; the process environment is not read (a
+    /// service built inside a test process, next to others with other configurations).
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = Figment::from(Serialized::defaults(Config::default()))
+            .merge(Toml::string(text))
+            .extract()
+            .map_err(|e| ConfigError::Figment(figment_message(e)))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
     /// Checks the values serde cannot check; the error lists every problem found.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let mut problems = self.problems();

@@ -1,4 +1,5 @@
-//! One error type for every handler, mapped to HTTP in one place.
+//! One error type for every handler, and every domain error's mapping to it: the one place
+//! where failures become HTTP statuses.
 
 use warp::http::StatusCode;
 
@@ -103,6 +104,46 @@ impl From<meshlens_cluster::ClusterError> for ApiError {
             404 => ApiError::NotFound(msg),
             503 => ApiError::Unavailable(msg),
             _ => ApiError::Internal(msg),
+        }
+    }
+}
+
+impl From<meshlens_validations::ValidationError> for ApiError {
+    fn from(e: meshlens_validations::ValidationError) -> Self {
+        match e {
+            // The router's rule: messages do not echo request text, so the type sent is left out.
+            meshlens_validations::ValidationError::UnknownType { known, .. } => {
+                ApiError::bad_request(format!(
+                    "Object type not managed. Known types: {}",
+                    known.join(", ")
+                ))
+            }
+            meshlens_validations::ValidationError::NotFound(_) => {
+                ApiError::not_found(e.to_string())
+            }
+        }
+    }
+}
+
+impl From<meshlens_dashboards::DashboardError> for ApiError {
+    fn from(e: meshlens_dashboards::DashboardError) -> Self {
+        match e {
+            meshlens_dashboards::DashboardError::BadRequest(m) => ApiError::BadRequest(m),
+            meshlens_dashboards::DashboardError::Unavailable(m) => ApiError::Unavailable(m),
+            meshlens_dashboards::DashboardError::Internal(m) => ApiError::Internal(m),
+        }
+    }
+}
+
+impl From<crate::metrics_engine::MetricsError> for ApiError {
+    fn from(e: crate::metrics_engine::MetricsError) -> Self {
+        match e {
+            crate::metrics_engine::MetricsError::BadQuery(_) => {
+                ApiError::bad_request(e.to_string())
+            }
+            crate::metrics_engine::MetricsError::Internal(_)
+            | crate::metrics_engine::MetricsError::TooLarge(_) => ApiError::internal(e.to_string()),
+            _ => ApiError::unavailable(e.to_string()),
         }
     }
 }

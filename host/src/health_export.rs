@@ -13,6 +13,7 @@ use meshlens_telemetry::HealthLabels;
 
 use crate::{
     api::health::{DEFAULT_RATE_INTERVAL, entities, namespace_window},
+    context::RequestContext,
     state::AppState,
     telemetry,
 };
@@ -67,9 +68,11 @@ pub async fn refresh(
         let app_queries = namespace_queries(ns, Kind::App, ri, now);
         let svc_queries = namespace_queries(ns, Kind::Service, ri, now);
         queries += app_queries.len() + svc_queries.len();
+        // No client waits for the export: only the engine's timeout bounds its queries.
+        let rc = RequestContext::background();
         let answers = tokio::try_join!(
-            state.metrics.query_all(app_queries),
-            state.metrics.query_all(svc_queries)
+            state.metrics.query_all(&rc, app_queries),
+            state.metrics.query_all(&rc, svc_queries)
         );
         let (apps, services) = match answers {
             Ok(a) => a,

@@ -10,10 +10,8 @@ use std::{
         Mutex,
         atomic::{AtomicBool, Ordering},
     },
-    time::Instant,
+    time::{Duration, Instant},
 };
-
-use crate::state::AppState;
 
 /// The backend as last seen by the background probe.
 #[derive(Clone, Debug, Default)]
@@ -56,7 +54,8 @@ impl Lifecycle {
         self.backend.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn record(&self, outcome: Result<plugin_api::BackendStatus, String>) {
+    /// Keeps what the background probe ([`crate::state::AppState::spawn_status_refresh`]) saw.
+    pub fn record(&self, outcome: Result<plugin_api::BackendStatus, String>) {
         let mut seen = self.backend.lock().unwrap_or_else(|e| e.into_inner());
         match outcome {
             Ok(s) => {
@@ -71,69 +70,51 @@ impl Lifecycle {
     }
 }
 
-/// Asks the backend's status every `metrics.status_interval` for as long as the process runs.
-/// One probe at a time: a hung backend delays the next probe, never stacks them.
-pub fn spawn_status_refresh(state: std::sync::Arc<AppState>) {
-    let every = state.config.metrics.status_interval.0;
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tick.tick().await;
-            let outcome = state.metrics.probe().await.map_err(|e| e.to_string());
-            if let Err(e) = &outcome {
-                tracing::debug!(error = %e, "metrics backend status probe failed");
+impl Lifecycle {
+    /// `Ok` when this replica should get traffic, or why not: it listens, its plugins are
+    /// loaded (they are before the state exists), its home cluster's caches have synced
+    /// (`cluster_synced`), and it is not draining. The metrics backend is not looked at (see
+    /// the module comment); the reasons name no URL and carry no error text, as the probe is
+    /// unauthenticated.
+    pub fn readiness(&self, cluster_synced: bool) -> Result<(), String> {
+        if self.draining() {
+            return Err("shutting down".into());
+        }
+        if !self.listening.load(Ordering::SeqCst) {
+            return Err("not listening yet".into());
+        }
+        if !cluster_synced {
+            return Err("the Kubernetes caches have not synced yet".into());
+        }
+        Ok(())
+    }
+
+    /// Whether the backend answered its status probe within `stale_after`.
+    pub fn backend_up(&self, stale_after: Duration) -> bool {
+        self.backend().answered.is_some_and(|t| t.elapsed() <= stale_after)
+    }
+
+    /// The `/status` warning while the backend has not answered its status probe within
+    /// `stale_after` (`None` while it has). `detailed` adds the probe's error text, for
+    /// authenticated callers only.
+    pub fn backend_warning(&self, stale_after: Duration, detailed: bool) -> Option<String> {
+        let seen = self.backend();
+        let why = match (&seen.error, detailed) {
+            (Some(e), true) => format!(": {e}"),
+            _ => String::new(),
+        };
+        match seen.answered {
+            None if seen.error.is_some() => {
+                Some(format!("the metrics backend has not answered yet{why}"))
             }
-            state.lifecycle.record(outcome);
-            crate::telemetry::metrics().backend_up.set(i64::from(backend_up(&state)));
+            // Not probed yet: nothing to warn about.
+            None => None,
+            Some(t) if t.elapsed() > stale_after => Some(format!(
+                "the metrics backend has not answered for {}s{why}",
+                t.elapsed().as_secs()
+            )),
+            Some(_) => None,
         }
-    });
-}
-
-/// `Ok` when this replica should get traffic, or why not: it listens, its plugins are
-/// loaded (they are before the state exists), its home cluster's caches have synced, and
-/// it is not draining. The metrics backend is not looked at (see the module comment);
-/// the reasons name no URL and carry no error text, as the probe is unauthenticated.
-pub fn readiness(state: &AppState) -> Result<(), String> {
-    if state.lifecycle.draining() {
-        return Err("shutting down".into());
-    }
-    if !state.lifecycle.listening.load(Ordering::SeqCst) {
-        return Err("not listening yet".into());
-    }
-    if !state.cluster.synced() {
-        return Err("the Kubernetes caches have not synced yet".into());
-    }
-    Ok(())
-}
-
-/// Whether the backend answered its status probe within `metrics.stale_after`.
-pub fn backend_up(state: &AppState) -> bool {
-    let stale_after = state.config.metrics.stale_after.0;
-    state.lifecycle.backend().answered.is_some_and(|t| t.elapsed() <= stale_after)
-}
-
-/// The `/status` warning while the backend has not answered its status probe within
-/// `metrics.stale_after` (`None` while it has). `detailed` adds the probe's error text,
-/// for authenticated callers only.
-pub fn backend_warning(state: &AppState, detailed: bool) -> Option<String> {
-    let seen = state.lifecycle.backend();
-    let stale_after = state.config.metrics.stale_after.0;
-    let why = match (&seen.error, detailed) {
-        (Some(e), true) => format!(": {e}"),
-        _ => String::new(),
-    };
-    match seen.answered {
-        None if seen.error.is_some() => {
-            Some(format!("the metrics backend has not answered yet{why}"))
-        }
-        // Not probed yet: nothing to warn about.
-        None => None,
-        Some(t) if t.elapsed() > stale_after => Some(format!(
-            "the metrics backend has not answered for {}s{why}",
-            t.elapsed().as_secs()
-        )),
-        Some(_) => None,
     }
 }
 

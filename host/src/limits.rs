@@ -85,7 +85,7 @@ impl Admission {
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
         }
-        let m = crate::telemetry::metrics();
+        let m = meshlens_telemetry::metrics();
         if self.queued.fetch_add(1, Ordering::SeqCst) >= self.max_queued {
             self.queued.fetch_sub(1, Ordering::SeqCst);
             m.admission_refused.inc();
@@ -192,16 +192,6 @@ impl Drop for CancelOnDrop {
     }
 }
 
-tokio::task_local! {
-    /// The scope of the request whose task is running (read by the metrics engine).
-    pub static REQUEST: Scope;
-}
-
-/// The current request's scope, when called inside one.
-pub fn current() -> Option<Scope> {
-    REQUEST.try_with(Scope::clone).ok()
-}
-
 /// CPU-bound work (graph build, appenders, output) runs here, on one thread per core,
 /// apart from the async workers and the blocking pool, so cheap operations keep answering
 /// while graphs saturate it.
@@ -246,7 +236,7 @@ impl CpuPool {
             let _keep = keep;
             let result = match scope.check() {
                 Ok(()) => {
-                    let gauge = &crate::telemetry::metrics().cpu_pool_busy;
+                    let gauge = &meshlens_telemetry::metrics().cpu_pool_busy;
                     busy.fetch_add(1, Ordering::SeqCst);
                     gauge.inc();
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&scope)))

@@ -27,10 +27,11 @@ use plugin_api::{
     RangeFunc,
 };
 
+use meshlens_telemetry as telemetry;
+
 use crate::{
     answer_cache::AnswerCache,
-    error::ApiError,
-    telemetry::{self, QueryOutcome},
+    context::{QueryOutcome, RequestContext},
 };
 
 /// Why a query produced no answer.
@@ -51,18 +52,6 @@ pub enum MetricsError {
     /// Only ever the answer of a query nobody waits for (never handed to a request).
     #[error("the query was cancelled: no request waits for its answer")]
     Cancelled,
-}
-
-impl From<MetricsError> for ApiError {
-    fn from(e: MetricsError) -> Self {
-        match e {
-            MetricsError::BadQuery(_) => ApiError::bad_request(e.to_string()),
-            MetricsError::Internal(_) | MetricsError::TooLarge(_) => {
-                ApiError::internal(e.to_string())
-            }
-            _ => ApiError::unavailable(e.to_string()),
-        }
-    }
 }
 
 /// How long a store that had neither request-duration histogram is believed before it is
@@ -160,8 +149,12 @@ impl MetricsEngine {
     /// leaves the in-flight map at once, its backend call is cancelled, and the task still
     /// finishes on its own. Left unpolled in the map, it would hand its old answer (an error
     /// from an outage, or old data) to the next identical query.
-    pub async fn query(self: &Arc<Self>, q: MetricQuery) -> Result<Arc<QueryResult>, MetricsError> {
-        match self.join(q) {
+    pub async fn query(
+        self: &Arc<Self>,
+        rc: &RequestContext,
+        q: MetricQuery,
+    ) -> Result<Arc<QueryResult>, MetricsError> {
+        match self.join(rc, q) {
             Joining::Ready(r) => r,
             Joining::Waiting(shared, waiter) => {
                 // Dropped with this future: the last caller to go cancels the query.
@@ -175,12 +168,13 @@ impl MetricsEngine {
     /// and the others are given up, all at once.
     pub async fn query_all(
         self: &Arc<Self>,
+        rc: &RequestContext,
         qs: Vec<MetricQuery>,
     ) -> Result<Vec<Arc<QueryResult>>, MetricsError> {
         let mut waiters = Vec::with_capacity(qs.len());
         let answers: Vec<_> = qs
             .into_iter()
-            .map(|q| match self.join(q) {
+            .map(|q| match self.join(rc, q) {
                 Joining::Ready(r) => futures::future::ready(r).left_future(),
                 Joining::Waiting(shared, waiter) => {
                     waiters.push(waiter);
@@ -193,10 +187,10 @@ impl MetricsEngine {
     }
 
     /// The cached answer, or a share of the query in flight (started if need be).
-    fn join(self: &Arc<Self>, q: MetricQuery) -> Joining<'_> {
+    fn join(self: &Arc<Self>, rc: &RequestContext, q: MetricQuery) -> Joining<'_> {
         // The calling request's deadline bounds the backend call too (the first caller's,
         // when identical queries coalesce).
-        let deadline = crate::limits::current().map(|s| s.deadline);
+        let deadline = Some(rc.scope().deadline);
         let key = q.cache_key();
         let m = telemetry::metrics();
         let cache =
@@ -205,7 +199,7 @@ impl MetricsEngine {
             if let Some(hit) = c.get(&key, std::time::Instant::now()) {
                 m.cache_hits.inc();
                 m.backend_query(&self.backend_name, "cached");
-                telemetry::count_query(QueryOutcome::Cached);
+                rc.count_query(QueryOutcome::Cached);
                 return Joining::Ready(Ok(hit));
             }
             m.cache_misses.inc();
@@ -236,17 +230,21 @@ impl MetricsEngine {
         });
         if coalesced {
             m.backend_query(&self.backend_name, "coalesced");
-            telemetry::count_query(QueryOutcome::Coalesced);
+            rc.count_query(QueryOutcome::Coalesced);
         } else {
-            telemetry::count_query(QueryOutcome::Sent);
+            rc.count_query(QueryOutcome::Sent);
         }
         Joining::Waiting(shared, waiter)
     }
 
     /// Runs a typed batch: every owner's queries at once, each owner's answers by its handle.
-    pub async fn fetch(self: &Arc<Self>, batch: QueryBatch) -> Result<Answers, MetricsError> {
+    pub async fn fetch(
+        self: &Arc<Self>,
+        rc: &RequestContext,
+        batch: QueryBatch,
+    ) -> Result<Answers, MetricsError> {
         let (queries, pending) = batch.send();
-        let results = self.query_all(queries).await?;
+        let results = self.query_all(rc, queries).await?;
         pending.answered(results).map_err(|e| MetricsError::Internal(e.to_string()))
     }
 
@@ -342,6 +340,7 @@ impl MetricsEngine {
     /// [`NEITHER_RECHECK`].
     pub async fn duration_unit(
         self: &Arc<Self>,
+        rc: &RequestContext,
         configured: Option<DurationHistogram>,
         time: i64,
     ) -> Result<DurationHistogram, MetricsError> {
@@ -369,7 +368,7 @@ impl MetricsEngine {
             histogram: HistogramStat::None,
             time: QueryTime::Instant(time),
         };
-        let r = self.query(probe).await?;
+        let r = self.query(rc, probe).await?;
         let has = |u: DurationHistogram| {
             let name = format!("{}_count", u.metric());
             r.series.iter().any(|s| s.labels.get("__name__") == Some(name.as_str()))

@@ -65,12 +65,12 @@ async fn answer(state: &AppState, method: &Method, path: &str) -> Response<Strin
     } else {
         match path {
             "/healthz" => plain_json(StatusCode::OK, r#"{"status":"ok"}"#),
-            "/ready" => match crate::lifecycle::readiness(state) {
+            "/ready" => match state.readiness() {
                 Ok(()) => plain_json(StatusCode::OK, r#"{"status":"ready"}"#),
                 Err(why) => json(StatusCode::SERVICE_UNAVAILABLE, &format!("not ready: {why}")),
             },
             "/metrics" => {
-                let (parts, body) = crate::telemetry::metrics_response(state).await.into_parts();
+                let (parts, body) = state.metrics_response().into_parts();
                 Response::from_parts(parts, String::from_utf8_lossy(&body).into_owned())
             }
             _ => json(StatusCode::NOT_FOUND, "no such operation"),

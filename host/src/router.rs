@@ -9,8 +9,8 @@ use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
 use crate::{
     access::{Access, Identity},
+    context::{REQUEST_ID, RequestContext},
     error::ApiError,
-    limits::{REQUEST, Scope},
     state::AppState,
     telemetry,
 };
@@ -108,8 +108,9 @@ pub struct Ctx {
     pub access: Access,
     /// The client's address (the TCP peer; proxies are not looked through).
     pub client: Option<SocketAddr>,
-    /// The request's deadline and cancellation flag.
-    pub scope: Scope,
+    /// The request's deadline, cancellation flag and query counters: handed to every
+    /// service call made on its behalf.
+    pub rc: RequestContext,
     /// The admission slot of an expensive route.
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
@@ -189,20 +190,17 @@ impl Router {
         client: Option<SocketAddr>,
     ) -> warp::http::Response<Vec<u8>> {
         let started = Instant::now();
-        let scope = telemetry::RequestScope::new(&headers);
+        let rc = RequestContext::new(&headers, state.config.server.request_timeout.0);
         let _in_flight = telemetry::InFlight::enter();
         // A script (the console) asks for no Basic challenge: browsers would pop up their own login.
         let scripted = headers.contains_key("x-requested-with");
         let mut response = if let Some(resp) =
             crate::console::intercept(&self.web_root, &method, &split(path), &headers)
         {
-            scope.set_operation("console");
+            rc.set_operation("console");
             console_headers(resp)
         } else {
-            match scope
-                .clone()
-                .run(self.dispatch(state.clone(), &method, path, raw_query, headers, client))
-                .await
+            match self.dispatch(&rc, state.clone(), &method, path, raw_query, headers, client).await
             {
                 Ok(Answer::Reply(reply)) => reply_response(reply),
                 Ok(Answer::Response(r)) => r,
@@ -215,24 +213,25 @@ impl Router {
                 HeaderValue::from_static("Bearer realm=\"meshlens\""),
             );
         }
-        if let Ok(v) = HeaderValue::from_str(&scope.id) {
-            response.headers_mut().insert(telemetry::REQUEST_ID, v);
+        if let Ok(v) = HeaderValue::from_str(rc.id()) {
+            response.headers_mut().insert(REQUEST_ID, v);
         }
-        let no_store = scope
-            .operation()
-            .is_some_and(|op| self.routes.iter().any(|r| r.op == op && r.no_store));
+        let no_store =
+            rc.operation().is_some_and(|op| self.routes.iter().any(|r| r.op == op && r.no_store));
         if no_store {
             response
                 .headers_mut()
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         common_headers(response.headers_mut());
-        telemetry::finish(&scope, method.as_str(), path, response.status(), started.elapsed());
+        telemetry::finish(&rc, method.as_str(), path, response.status(), started.elapsed());
         response
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn dispatch(
         &self,
+        rc: &RequestContext,
         state: Arc<AppState>,
         method: &Method,
         path: &str,
@@ -241,14 +240,14 @@ impl Router {
         client: Option<SocketAddr>,
     ) -> Result<Answer, ApiError> {
         if self.is_self_metrics(&state, path) {
-            telemetry::set_operation("metrics");
+            rc.set_operation("metrics");
             if method != Method::GET && method != Method::HEAD {
                 return Err(ApiError::MethodNotAllowed);
             }
             if !state.config.server.metrics.public {
                 state.auth.check(&headers, client.map(|c| c.ip())).await?;
             }
-            return Ok(Answer::Response(telemetry::metrics_response(&state).await));
+            return Ok(Answer::Response(state.metrics_response()));
         }
         let parts = match self.relative_parts(path) {
             Some(p) => p,
@@ -259,7 +258,7 @@ impl Router {
         else {
             return Err(ApiError::not_found("no such operation"));
         };
-        telemetry::set_operation(route.op);
+        rc.set_operation(route.op);
         if method != Method::GET && method != Method::HEAD {
             return Err(ApiError::MethodNotAllowed);
         }
@@ -268,12 +267,12 @@ impl Router {
         let public = route.public;
         let expensive = route.expensive;
         let op = route.op;
-        let scope = Scope::new(state.config.server.request_timeout.0);
         // Dropped when this request ends for any reason, the client going away included.
-        let _cancel = scope.cancel_on_drop();
+        let _cancel = rc.scope().cancel_on_drop();
+        let remaining = rc.scope().remaining();
         // Authentication and access reviews may ask the API server: inside the deadline too.
         // Admission comes after them, so refused callers never take a slot or a queue place.
-        let request = scope.clone();
+        let rc = rc.clone();
         let fut = async move {
             let identity = if public {
                 Identity::Unauthenticated
@@ -281,7 +280,7 @@ impl Router {
                 state.auth.check(&headers, client.map(|c| c.ip())).await?
             };
             if let Identity::Kube(user) = &identity {
-                telemetry::set_user(&user.username);
+                rc.set_user(&user.username);
             }
             let access = Access::new(identity, state.auth.reviewer.clone());
             // Every operation on one namespace: visible, or 403 before any work.
@@ -289,12 +288,11 @@ impl Router {
                 access.require(&[ns.as_str()]).await?;
             }
             let slot = if expensive { Some(state.admission.admit().await?) } else { None };
-            handler(Ctx { state, op, params, query, headers, access, client, scope: request, slot })
-                .await
+            handler(Ctx { state, op, params, query, headers, access, client, rc, slot }).await
         };
         // A panic in a handler must answer 500 for that request, not end the connection.
-        let fut = REQUEST.scope(scope.clone(), std::panic::AssertUnwindSafe(fut).catch_unwind());
-        match tokio::time::timeout(scope.remaining(), fut).await {
+        let fut = std::panic::AssertUnwindSafe(fut).catch_unwind();
+        match tokio::time::timeout(remaining, fut).await {
             Ok(Ok(result)) => result.map(Answer::Reply),
             Ok(Err(_)) => Err(ApiError::internal("internal error while handling the request")),
             Err(_) => Err(ApiError::unavailable("the request timed out")),

@@ -9,6 +9,7 @@
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use tokio::sync::watch;
+use tokio_rustls::TlsAcceptor;
 use warp::Filter;
 
 use crate::{
@@ -36,12 +37,85 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
     if let Some(port) = state.config.server.metrics.port {
         let probes = crate::probe_port::start(state.clone(), ip, port)?;
         tracing::info!("meshlens metrics on http://{probes}/metrics (also /healthz and /ready)");
-        println!("meshlens metrics on http://{probes}/metrics");
+        announce(&state, &format!("meshlens metrics on http://{probes}/metrics"), "metrics");
     }
     // Also on stdout, one line, for scripts and tests that start the binary.
-    println!("meshlens listening on {scheme}://{addr}");
+    announce(&state, &format!("meshlens listening on {scheme}://{addr}"), "listening");
 
-    crate::lifecycle::spawn_status_refresh(state.clone());
+    let running = start(state.clone(), tcp, tls);
+
+    signals.next().await;
+    state.lifecycle.begin_drain();
+    let grace = state.config.server.shutdown_grace.0;
+    tracing::info!(
+        grace_ms = grace.as_millis() as u64,
+        "shutting down: /ready answers 503; still accepting during the grace period"
+    );
+    // From here a second signal ends the process at once, whatever is still running.
+    tokio::spawn(async move {
+        signals.next().await;
+        tracing::warn!("second signal: exiting now");
+        crate::logwriter::flush(Duration::from_millis(200));
+        std::process::exit(1);
+    });
+    tokio::time::sleep(grace).await;
+    match running.stop().await {
+        Ok(0) => tracing::info!("meshlens stopped: every connection closed"),
+        Ok(open) => tracing::warn!(
+            open,
+            "meshlens stopped: drain deadline passed with connections still open"
+        ),
+        Err(e) => tracing::error!(error = %e, "the listener task failed"),
+    }
+    Ok(())
+}
+
+/// A line on stdout for scripts and tests: as it is with `log.format = "text"`, one JSON
+/// object (`message`, `event`, and the `address` in the message) with `"json"`, so that
+/// every line the process writes is JSON then.
+fn announce(state: &AppState, message: &str, event: &str) {
+    match state.config.log.format {
+        crate::config::LogFormat::Text => println!("{message}"),
+        crate::config::LogFormat::Json => {
+            let address = message.rsplit(' ').next().unwrap_or_default();
+            let line = serde_json::json!({
+                "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                "level": "INFO",
+                "target": "meshlens::server",
+                "event": event,
+                "message": message,
+                "address": address,
+            });
+            println!("{line}");
+        }
+    }
+}
+
+/// The API being served; [`Running::stop`] stops accepting and drains.
+pub struct Running {
+    stop: watch::Sender<bool>,
+    listening: tokio::task::JoinHandle<usize>,
+}
+
+impl Running {
+    /// Stops accepting; waits for the drain (`server.drain_timeout`). The connections still
+    /// open when it ended.
+    pub async fn stop(self) -> Result<usize, tokio::task::JoinError> {
+        let _ = self.stop.send(true);
+        self.listening.await
+    }
+}
+
+/// Serves the API on `tcp` with the state's background jobs (backend status probe, health
+/// export), until [`Running::stop`]. No signals, no stdout: what tests running the service
+/// inside their own process call, and what [`serve`] calls once it has bound.
+pub fn start(
+    state: Arc<AppState>,
+    tcp: tokio::net::TcpListener,
+    tls: Option<TlsAcceptor>,
+) -> Running {
+    state.lifecycle.set_listening();
+    state.spawn_status_refresh();
     crate::health_export::spawn(state.clone());
     let router = Arc::new(Router::new(api::all_routes(), &state.config.server.web_root));
     let handler_state = state.clone();
@@ -66,36 +140,10 @@ pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {
             },
         );
     let service = hyper_util::service::TowerToHyperService::new(warp::service(filter));
-
     let limits = Arc::new(Limits::from_config(&state.config.server));
-    let (stop_tx, stop_rx) = watch::channel(false);
+    let (stop, stop_rx) = watch::channel(false);
     let listening = tokio::spawn(listener::run(tcp, tls, limits, service, stop_rx));
-
-    signals.next().await;
-    state.lifecycle.begin_drain();
-    let grace = state.config.server.shutdown_grace.0;
-    tracing::info!(
-        grace_ms = grace.as_millis() as u64,
-        "shutting down: /ready answers 503; still accepting during the grace period"
-    );
-    // From here a second signal ends the process at once, whatever is still running.
-    tokio::spawn(async move {
-        signals.next().await;
-        tracing::warn!("second signal: exiting now");
-        crate::logwriter::flush(Duration::from_millis(200));
-        std::process::exit(1);
-    });
-    tokio::time::sleep(grace).await;
-    let _ = stop_tx.send(true);
-    match listening.await {
-        Ok(0) => tracing::info!("meshlens stopped: every connection closed"),
-        Ok(open) => tracing::warn!(
-            open,
-            "meshlens stopped: drain deadline passed with connections still open"
-        ),
-        Err(e) => tracing::error!(error = %e, "the listener task failed"),
-    }
-    Ok(())
+    Running { stop, listening }
 }
 
 /// SIGINT and SIGTERM, as one stream.

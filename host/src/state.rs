@@ -3,11 +3,14 @@
 use std::{path::PathBuf, sync::Arc, time::Instant};
 
 use abi_stable::std_types::{RResult, RStr};
+use plugin_api::MetricsBackendBox;
+use warp::http::{HeaderValue, Response, header};
 
 use crate::{
     access::Reviewer,
     auth,
     config::Config,
+    lifecycle::Lifecycle,
     limits::{Admission, CpuPool},
     metrics_engine::MetricsEngine,
     plugins::{Registry, RegistryError},
@@ -25,7 +28,7 @@ pub struct AppState {
     /// Start-up problems shown in `/status` `warningMessages`.
     pub warnings: Vec<String>,
     /// Draining flag and the backend status the background probe keeps.
-    pub lifecycle: crate::lifecycle::Lifecycle,
+    pub lifecycle: Lifecycle,
     /// Admission control for expensive operations (`[limits]`).
     pub admission: Admission,
     /// Where graph builds, appenders and output run.
@@ -46,11 +49,22 @@ pub enum StartupError {
 }
 
 impl AppState {
-    /// Loads plugins, configures them and prepares the shared services.
+    /// Loads plugins from `plugins.dirs`, configures them and prepares the shared services.
     pub async fn build(config: Config) -> Result<AppState, StartupError> {
-        let started = Instant::now();
         let dirs: Vec<PathBuf> = config.plugins.dirs.iter().map(PathBuf::from).collect();
         let registry = Registry::load(&dirs)?;
+        AppState::assemble(config, registry, None).await
+    }
+
+    /// The state from plugins already loaded, and optionally a metrics backend given directly
+    /// (a store made in the caller's process, e.g. with [`plugin_api::MetricsAdapter`]) in
+    /// place of the configured one. Tests build the service this way without the binary.
+    pub async fn assemble(
+        config: Config,
+        registry: Registry,
+        backend: Option<Arc<MetricsBackendBox>>,
+    ) -> Result<AppState, StartupError> {
+        let started = Instant::now();
         let mut warnings: Vec<String> = registry
             .refused
             .iter()
@@ -75,9 +89,10 @@ impl AppState {
         }
 
         let backend_name = config.metrics.backend.clone();
-        let backend = registry.metrics_backends.iter().find(|b| b.name == backend_name);
-        let (backend, missing) = match backend {
-            Some(b) => {
+        let loaded = registry.metrics_backends.iter().find(|b| b.name == backend_name);
+        let (backend, missing) = match (backend, loaded) {
+            (Some(given), _) => (Some(given), String::new()),
+            (None, Some(b)) => {
                 configure(
                     &format!("metrics.{backend_name}"),
                     |json| b.object.configure(json),
@@ -85,7 +100,7 @@ impl AppState {
                 )?;
                 (Some(b.object.clone()), String::new())
             }
-            None => {
+            (None, None) => {
                 let msg = format!(
                     "metrics backend `{backend_name}` is not loaded (check plugins.dirs); metric operations answer 503"
                 );
@@ -129,6 +144,59 @@ impl AppState {
             admission,
             cpu,
         })
+    }
+}
+
+impl AppState {
+    /// Asks the backend's status every `metrics.status_interval` for as long as the process
+    /// runs. One probe at a time: a hung backend delays the next probe, never stacks them.
+    pub fn spawn_status_refresh(self: &Arc<Self>) {
+        let state = self.clone();
+        let every = state.config.metrics.status_interval.0;
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let outcome = state.metrics.probe().await.map_err(|e| e.to_string());
+                if let Err(e) = &outcome {
+                    tracing::debug!(error = %e, "metrics backend status probe failed");
+                }
+                state.lifecycle.record(outcome);
+                meshlens_telemetry::metrics().backend_up.set(i64::from(state.backend_up()));
+            }
+        });
+    }
+
+    /// `Ok` when this replica should get traffic, or why not ([`Lifecycle::readiness`]).
+    pub fn readiness(&self) -> Result<(), String> {
+        self.lifecycle.readiness(self.cluster.synced())
+    }
+
+    /// Whether the backend answered its status probe within `metrics.stale_after`.
+    pub fn backend_up(&self) -> bool {
+        self.lifecycle.backend_up(self.config.metrics.stale_after.0)
+    }
+
+    /// The `/status` warning about the backend ([`Lifecycle::backend_warning`]).
+    pub fn backend_warning(&self, detailed: bool) -> Option<String> {
+        self.lifecycle.backend_warning(self.config.metrics.stale_after.0, detailed)
+    }
+
+    /// The `/metrics` answer: the registry, with the cluster gauges read now.
+    pub fn metrics_response(&self) -> Response<Vec<u8>> {
+        let m = meshlens_telemetry::metrics();
+        for (kind, count) in self.cluster.object_counts() {
+            m.cluster_object_count(kind, count);
+        }
+        // Read now: a hung backend never finishes the probe that would set it.
+        m.backend_up.set(i64::from(self.backend_up()));
+        let mut resp = Response::new(meshlens_telemetry::encode().into_bytes());
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(meshlens_telemetry::CONTENT_TYPE),
+        );
+        resp
     }
 }
 

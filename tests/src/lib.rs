@@ -6,6 +6,7 @@ pub mod browser;
 pub mod fixtures;
 pub mod from_address;
 pub mod in_cluster;
+pub mod inprocess;
 pub mod kube_api;
 pub mod kube_reviews;
 pub mod load;

@@ -220,12 +220,9 @@ impl Meshlens {
         let out2 = out.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                // `https://` when `[server.tls]` is set.
-                if let Some(addr) = line
-                    .strip_prefix("meshlens listening on http://")
-                    .or_else(|| line.strip_prefix("meshlens listening on https://"))
-                {
-                    let _ = tx.send(addr.to_string());
+                // `https://` when `[server.tls]` is set; a JSON object with `log.format = "json"`.
+                if let Some(addr) = listening_address(&line) {
+                    let _ = tx.send(addr);
                 }
                 out2.lock().map(|mut l| l.push(line)).ok();
             }
@@ -307,6 +304,23 @@ impl Meshlens {
         }
         None
     }
+}
+
+/// The `host:port` of the start-up line, as text (`meshlens listening on http://ADDR`) or as
+/// JSON (`{"event":"listening","address":"http://ADDR",...}`).
+pub fn listening_address(line: &str) -> Option<String> {
+    let text = line
+        .strip_prefix("meshlens listening on http://")
+        .or_else(|| line.strip_prefix("meshlens listening on https://"));
+    if let Some(addr) = text {
+        return Some(addr.to_string());
+    }
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    if v["event"] != "listening" {
+        return None;
+    }
+    let url = v["address"].as_str()?;
+    url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")).map(str::to_string)
 }
 
 impl Drop for Meshlens {

@@ -13,11 +13,13 @@
 //!   waypoint) → `web-v1` → `api-v1` over HTTP, `web-v1` → `db-v1` over TCP, each reported
 //!   by both proxies.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
 use std::{collections::BTreeSet, path::PathBuf, time::Duration};
 
 use integration_tests::kube_api::{KubeApi, Options};
 use integration_tests::prometheus::{Fixture, PromServer, from_openmetrics};
-use integration_tests::server::{BUNDLED, Meshlens, plugin_dir};
+use integration_tests::server::{BUNDLED, plugin_dir};
 use meshlens_cluster::{Cluster, ClusterConfig, ClusterState, HumanDuration, SourceKind};
 use meshlens_traffic::md5_hex;
 use serde_json::{Value, json};

@@ -1,10 +1,9 @@
 //! appDetails `runtimes` over HTTP: from the `kiali.io/runtimes` annotation, else
 //! discovered from the metrics each runtime's exporter emits.
 
-use integration_tests::{
-    prometheus::fixture,
-    server::{Meshlens, plugin_dir},
-};
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
+use integration_tests::{prometheus::fixture, server::plugin_dir};
 
 #[test]
 fn app_details_lists_runtimes_from_annotations_and_discovery() {

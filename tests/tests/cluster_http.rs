@@ -1,9 +1,11 @@
 //! The cluster operations over HTTP through the real binary: the demo snapshot, and the
 //! `kube` source against the loopback API server.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
 use integration_tests::{
     kube_api::{KubeApi, Options, read_fixtures},
-    server::{Meshlens, Response},
+    server::Response,
 };
 use serde_json::{Value, json};
 

@@ -3,13 +3,15 @@
 //! through the `kube` source (loopback API server) and the `snapshot` source, objects
 //! applied and deleted at run time, and a cluster without the CRDs.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use integration_tests::{
     kube_api::{KubeApi, Options, read_fixtures, without_todays_kinds},
-    server::{Meshlens, cluster_only_config, workspace_root},
+    server::{cluster_only_config, workspace_root},
 };
 use serde_json::{Value, json};
 

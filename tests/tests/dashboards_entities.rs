@@ -3,11 +3,15 @@
 //! dashboards against a real Prometheus holding the demo traffic, every number checked
 //! against a hand-written PromQL query sent straight to the same Prometheus.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::{
+    InProcess as Meshlens, demo_snapshot_service as demo_snapshot_server,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 use integration_tests::{
     prometheus::{PromServer, fixture, http_get, percent_encode},
-    server::{Meshlens, demo_snapshot_server, plugin_dir},
+    server::plugin_dir,
 };
 use serde_json::Value;
 

@@ -9,7 +9,9 @@ use integration_tests::{
     prometheus::{PromServer, fixture},
     server::plugin_dir,
 };
-use meshlens::{api::dashboards::app_runtimes, config::Config, state::AppState};
+use meshlens::{
+    api::dashboards::app_runtimes, config::Config, context::RequestContext, state::AppState,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runtimes_from_annotations_else_from_one_discovery_query() {
@@ -45,11 +47,13 @@ async fn runtimes_from_annotations_else_from_one_discovery_query() {
     let state = Arc::new(AppState::build(config).await.unwrap_or_else(|e| panic!("state: {e}")));
     let cluster = state.cluster.state().await.unwrap();
     let sent = || state.metrics.queries_sent();
+    let rc = RequestContext::background();
 
     // Annotated: no metric query at all.
     let before = sent();
     let reviews =
-        serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "reviews").await).unwrap();
+        serde_json::to_value(app_runtimes(&state, &rc, &cluster, "bookinfo", "reviews").await)
+            .unwrap();
     assert_eq!(
         reviews,
         serde_json::json!([{"name": "Vert.x", "dashboardRefs": [{"template": "vertx-server", "title": "Vert.x Server Metrics"}]}])
@@ -58,19 +62,21 @@ async fn runtimes_from_annotations_else_from_one_discovery_query() {
 
     // Discovered: one query for all templates, then the cache.
     let ratings =
-        serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "ratings").await).unwrap();
+        serde_json::to_value(app_runtimes(&state, &rc, &cluster, "bookinfo", "ratings").await)
+            .unwrap();
     assert_eq!(
         ratings,
         serde_json::json!([{"name": "Go", "dashboardRefs": [{"template": "go", "title": "Go Metrics"}]}])
     );
     assert_eq!(sent(), before + 1, "one discovery query for every template");
     let again =
-        serde_json::to_value(app_runtimes(&state, &cluster, "bookinfo", "ratings").await).unwrap();
+        serde_json::to_value(app_runtimes(&state, &rc, &cluster, "bookinfo", "ratings").await)
+            .unwrap();
     assert_eq!(again, ratings);
     assert_eq!(sent(), before + 1, "the second answer comes from the cache");
 
     // Nothing revealed: no runtimes.
-    let productpage = app_runtimes(&state, &cluster, "bookinfo", "productpage").await;
+    let productpage = app_runtimes(&state, &rc, &cluster, "bookinfo", "productpage").await;
     assert!(productpage.is_empty(), "{productpage:?}");
     assert_eq!(sent(), before + 2);
     drop(prom);

@@ -3,12 +3,14 @@
 //! plugin folder next to the bundled plugins, configured from `[appenders.errorThreshold]`,
 //! and its field is found in the graph JSON.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
 use integration_tests::prometheus::{PromServer, fixture};
-use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, workspace_root};
+use integration_tests::server::{BUNDLED, plugin_dir, workspace_root};
 use meshlens_traffic::{BUNDLED_APPENDERS, md5_hex};
 use serde_json::Value;
 

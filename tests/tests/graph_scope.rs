@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use integration_tests::prometheus::{PromServer, fixture};
-use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, workspace_root};
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
+use integration_tests::server::{BUNDLED, plugin_dir, workspace_root};
 use meshlens_params::query::query_string;
 use meshlens_traffic::md5_hex;
 use serde_json::Value;

@@ -5,6 +5,8 @@
 //!
 //! An invisible namespace answers 403 on every operation, whether it exists or not.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
 use std::{
     path::PathBuf,
     sync::Arc,
@@ -16,7 +18,7 @@ use integration_tests::{
     kube_api::{KubeApi, Options, read_fixtures},
     kube_reviews::Reviews,
     prometheus::{PromServer, fixture},
-    server::{BUNDLED, Meshlens, Response, basic_auth, plugin_dir, request, workspace_root},
+    server::{BUNDLED, Response, basic_auth, plugin_dir, request, workspace_root},
 };
 use serde_json::{Value, json};
 

@@ -1,9 +1,11 @@
 //! namespaceMetrics against real Prometheus and the embedded store, checked against the
 //! generator's own rates.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
 use integration_tests::{
     prometheus::{Fixture, PromServer, fixture},
-    server::{Meshlens, plugin_dir},
+    server::plugin_dir,
 };
 use serde_json::Value;
 
@@ -209,4 +211,105 @@ fn every_bad_parameter_is_a_400_naming_it() {
         assert!(body["message"].as_str().is_some_and(|msg| msg.contains(param)), "{q}: {body}");
     }
     assert_eq!(m.get("/api/namespaces/nowhere/metrics").status, 400);
+}
+
+/// A store made in the test (no plugin, no process): answers each query with one point of
+/// `value`, or fails every query when `down`; counts the queries it is asked.
+struct FakeStore {
+    value: f64,
+    down: bool,
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl plugin_api::MetricsStore for FakeStore {
+    fn name(&self) -> &str {
+        "fake"
+    }
+    fn configure(&mut self, _: &Value) -> Result<(), plugin_api::PluginError> {
+        Ok(())
+    }
+    fn query(
+        &self,
+        q: &plugin_api::MetricQuery,
+        _: std::time::Duration,
+    ) -> Result<plugin_api::QueryResult, plugin_api::PluginError> {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if self.down {
+            return Err(plugin_api::PluginError::unavailable("the fake store is down"));
+        }
+        let t = match q.time {
+            plugin_api::QueryTime::Instant(t) => t,
+            plugin_api::QueryTime::Range { end, .. } => end,
+        };
+        let series = plugin_api::Series {
+            labels: Default::default(),
+            samples: vec![plugin_api::Sample { t: t as f64, v: self.value }].into_iter().collect(),
+        };
+        Ok(plugin_api::QueryResult { series: vec![series].into_iter().collect() })
+    }
+    fn status(&self) -> Result<plugin_api::BackendStatus, plugin_api::PluginError> {
+        Ok(plugin_api::BackendStatus {
+            name: "FakeStore".into(),
+            version: "9.9".into(),
+            url: "".into(),
+        })
+    }
+}
+
+fn fake_service(
+    value: f64,
+    down: bool,
+) -> (Meshlens, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let store = plugin_api::MetricsAdapter::boxed(FakeStore { value, down, asked: asked.clone() });
+    let plugins = tempfile::tempdir().expect("temp dir");
+    let cfg = format!(
+        "[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [\"{}\"]\n\
+         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n\
+         [metrics]\nbackend = \"fake\"\nstatus_interval = \"100ms\"\n",
+        plugins.path().display()
+    );
+    let m = Meshlens::with_backend(&cfg, store, vec![plugins]).expect("meshlens starts");
+    (m, asked)
+}
+
+#[test]
+fn a_backend_made_in_the_test_answers_through_the_service() {
+    let (m, asked) = fake_service(4.5, false);
+    let t = now();
+    let r = m.get(&format!(
+        "/api/namespaces/bookinfo/metrics?queryTime={t}&duration=600&step=60&filters[]=request_count"
+    ));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r.json();
+    let series = body["metrics"]["request_count"]["matrix"].as_array().expect("request_count");
+    assert!(!series.is_empty(), "{body}");
+    assert!(values(&series[0]).iter().all(|v| *v == 4.5), "{body}");
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) > 0);
+    // The background status probe reads the same store: /status names it.
+    let named = (0..50).any(|_| {
+        let s = m.get("/api/status").json();
+        let found = s["externalServices"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|e| e["name"] == "FakeStore" && e["version"] == "9.9"));
+        if !found {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        found
+    });
+    assert!(named, "the status probe never reached the fake store");
+}
+
+#[test]
+fn a_backend_that_is_down_is_a_503_with_the_error_body() {
+    let (m, asked) = fake_service(1.0, true);
+    let r = m.get("/api/namespaces/bookinfo/metrics?filters[]=request_count");
+    assert_eq!(r.status, 503, "{}", r.text());
+    let body = r.json();
+    assert_eq!(body["code"], 503);
+    assert!(
+        body["message"].as_str().is_some_and(|t| t.contains("the fake store is down")),
+        "{body}"
+    );
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst) > 0);
 }

@@ -6,11 +6,13 @@
 //!   every edge is still there, health still has traffic, and the store is no bigger.
 //! - The error burst of the scenario cycle shows where the cycle puts it and nowhere else.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::InProcess as Meshlens;
 use std::path::PathBuf;
 
 use integration_tests::{
     prometheus::{PromServer, configured_backend, simulated},
-    server::{BUNDLED, Meshlens, plugin_dir, workspace_root},
+    server::{BUNDLED, plugin_dir, workspace_root},
 };
 use metrics_simulation::{Model, Topology};
 use plugin_api::{

@@ -230,6 +230,15 @@ fn json_logs_carry_one_line_per_request_with_its_id() {
         lines.iter().all(|l| !l.to_string().contains("s3cret")),
         "the password is never logged"
     );
+    // Every line on stdout is JSON too, the start-up line with the address the tests used.
+    let out = m.stdout.lock().expect("stdout").clone();
+    let out: Vec<Value> = out
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let listening = out.iter().find(|l| l["event"] == "listening").expect("the start-up line");
+    assert_eq!(listening["address"], format!("http://{}", m.addr));
+    assert!(listening["message"].as_str().is_some_and(|t| t.starts_with("meshlens listening on")));
 }
 
 /// Mesh queries Prometheus executed, as (query, evaluation time) with how often each ran.

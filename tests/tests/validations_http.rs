@@ -1,7 +1,9 @@
 //! The three validation operations through the real binary on the demo mesh (snapshot
 //! source): the broken VirtualService, shapes, and the 400/404 bodies.
 
-use integration_tests::server::{Response, demo_snapshot_server};
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::demo_snapshot_service as demo_snapshot_server;
+use integration_tests::server::Response;
 use serde_json::json;
 
 fn error_body(r: &Response, status: u16) -> String {

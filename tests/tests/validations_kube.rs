@@ -1,11 +1,15 @@
 //! Validations through the `kube` source (the real client against the loopback API
 //! server serving the demo manifests) answer exactly as through the `snapshot` source.
 
+// In process (no binary spawned): the same client interface as `server::Meshlens`.
+use integration_tests::inprocess::{
+    InProcess as Meshlens, demo_snapshot_service as demo_snapshot_server,
+};
 use std::path::PathBuf;
 
 use integration_tests::{
     kube_api::{KubeApi, Options, read_fixtures},
-    server::{Meshlens, cluster_only_config, demo_snapshot_server, workspace_root},
+    server::{cluster_only_config, workspace_root},
 };
 use serde_json::Value;
 

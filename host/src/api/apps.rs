@@ -25,7 +25,8 @@ fn app_details(ctx: Ctx) -> HandlerFuture {
         let state = ctx.state.cluster.state().await?;
         let mut details = state.app_details(ns, app)?;
         // Runtimes come from the dashboards part (annotations, else one cached discovery query).
-        crate::api::dashboards::fill_runtimes(&ctx.state, &state, ns, app, &mut details).await;
+        crate::api::dashboards::fill_runtimes(&ctx.state, &ctx.rc, &state, ns, app, &mut details)
+            .await;
         Reply::json(&details)
     })
 }

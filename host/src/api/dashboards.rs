@@ -10,13 +10,13 @@ use std::{
 
 use meshlens_cluster::ClusterState;
 use meshlens_dashboards::{
-    AppParams, CustomParams, DashboardError, DashboardTarget, ProviderTemplates,
-    RUNTIMES_ANNOTATION, Runtime, RuntimeCache, TemplateCatalog, custom_dashboard_plan,
-    istio_dashboard_plan, resolve_runtimes,
+    AppParams, CustomParams, DashboardTarget, ProviderTemplates, RUNTIMES_ANNOTATION, Runtime,
+    RuntimeCache, TemplateCatalog, custom_dashboard_plan, istio_dashboard_plan, resolve_runtimes,
 };
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
 use crate::{
+    context::RequestContext,
     error::ApiError,
     metrics_engine::{MetricsEngine, MetricsError},
     router::{Ctx, HandlerFuture, Reply, Route},
@@ -48,19 +48,13 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-impl From<DashboardError> for ApiError {
-    fn from(e: DashboardError) -> Self {
-        match e {
-            DashboardError::BadRequest(m) => ApiError::BadRequest(m),
-            DashboardError::Unavailable(m) => ApiError::Unavailable(m),
-            DashboardError::Internal(m) => ApiError::Internal(m),
-        }
-    }
-}
-
 /// The metrics engine's answer in the plugin contract's terms (what the crate expects).
-async fn run_query(engine: Arc<MetricsEngine>, q: MetricQuery) -> Result<QueryResult, PluginError> {
-    match engine.query(q).await {
+async fn run_query(
+    engine: Arc<MetricsEngine>,
+    rc: RequestContext,
+    q: MetricQuery,
+) -> Result<QueryResult, PluginError> {
+    match engine.query(&rc, q).await {
         Ok(r) => Ok((*r).clone()),
         Err(e) => Err(match e {
             MetricsError::NoBackend(_) | MetricsError::Unavailable(_) => {
@@ -144,7 +138,7 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
         let plan =
             custom_dashboard_plan(template, ns, app, &params, ctx.state.metrics.default_time());
         let engine = ctx.state.metrics.clone();
-        let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
+        let body = plan.execute(|q| run_query(engine.clone(), ctx.rc.clone(), q)).await?;
         Reply::json(&body)
     })
 }
@@ -206,12 +200,13 @@ async fn istio_dashboard(
     // Which request-duration histogram to chart: configured, or detected by the engine.
     let duration = engine
         .duration_unit(
+            &ctx.rc,
             ctx.state.config.metrics.duration_histogram,
             params.base.query_time.unwrap_or(now),
         )
         .await?;
     let plan = istio_dashboard_plan(ns, target, params, duration, now);
-    let body = plan.execute(|q| run_query(engine.clone(), q)).await?;
+    let body = plan.execute(|q| run_query(engine.clone(), ctx.rc.clone(), q)).await?;
     Reply::json(&body)
 }
 
@@ -223,6 +218,7 @@ const RUNTIME_TTL: Duration = Duration::from_secs(60);
 /// that is down gives no runtimes.
 pub async fn app_runtimes(
     state: &Arc<AppState>,
+    rc: &RequestContext,
     cluster: &Arc<ClusterState>,
     namespace: &str,
     app: &str,
@@ -247,7 +243,7 @@ pub async fn app_runtimes(
         app,
         state.metrics.default_time(),
         cache,
-        |q| run_query(engine, q),
+        |q| run_query(engine, rc.clone(), q),
     )
     .await
 }
@@ -255,12 +251,13 @@ pub async fn app_runtimes(
 /// Fills the `runtimes` of an appDetails payload (what `apps::app_details` calls).
 pub async fn fill_runtimes(
     state: &Arc<AppState>,
+    rc: &RequestContext,
     cluster: &Arc<ClusterState>,
     namespace: &str,
     app: &str,
     details: &mut meshlens_cluster::payload::AppDetails,
 ) {
-    details.runtimes = app_runtimes(state, cluster, namespace, app)
+    details.runtimes = app_runtimes(state, rc, cluster, namespace, app)
         .await
         .into_iter()
         .map(|r| meshlens_cluster::payload::Runtime {

@@ -186,7 +186,7 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
                 (svc_name, handle)
             })
             .collect();
-        let answers = ctx.state.metrics.fetch(batch).await?;
+        let answers = ctx.state.metrics.fetch(&ctx.rc, batch).await?;
         let proxy = services
             .into_iter()
             .map(|(service, handle)| {
@@ -228,7 +228,7 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let requests = batch.add(target_queries(ns, Target::Service(name), ri, now));
         let proxy =
             batch.add(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
-        let answers = ctx.state.metrics.fetch(batch).await?;
+        let answers = ctx.state.metrics.fetch(&ctx.rc, batch).await?;
         let results = answers.get(requests);
         let codes = target_codes(results);
         let rules = ctx.state.config.health.rules();
@@ -253,7 +253,7 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
         let results = ctx
             .state
             .metrics
-            .query_all(target_queries(ns, Target::Workload(name), ri, now))
+            .query_all(&ctx.rc, target_queries(ns, Target::Workload(name), ri, now))
             .await?;
         let deployment_status = status_of(w);
         let status = object_status(
@@ -284,7 +284,8 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
         let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, q.rate_interval, ns_state, now)?;
         let entities = entities(&state, ns_state, kind);
-        let results = ctx.state.metrics.query_all(namespace_queries(ns, kind, ri, now)).await?;
+        let results =
+            ctx.state.metrics.query_all(&ctx.rc, namespace_queries(ns, kind, ri, now)).await?;
         let rules = ctx.state.config.health.rules();
         Reply::json(&namespace_health(rules, ns, kind, entities, &results))
     })

@@ -30,12 +30,13 @@ fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
         let engine = ctx.state.metrics.clone();
         let duration = engine
             .duration_unit(
+                &ctx.rc,
                 ctx.state.config.metrics.duration_histogram,
                 params.app.base.query_time.unwrap_or(now),
             )
             .await?;
         let plan = namespace_metrics_plan(ns, &params, duration, created, now)?;
-        let results = engine.query_all(plan.queries.clone()).await?;
+        let results = engine.query_all(&ctx.rc, plan.queries.clone()).await?;
         let body = plan.assemble(results.into_iter().map(|r| Ok((*r).clone())).collect())?;
         Reply::json(&body)
     })

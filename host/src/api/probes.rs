@@ -1,6 +1,6 @@
 //! `/healthz` (liveness) and `/ready` (readiness): public, cheap, never waiting on the
 //! backend or the cluster (see [`crate::lifecycle`]). `[server.metrics] port` serves them
-//! too, on its own thread ([`crate::telemetry::serve_metrics_port`]).
+//! too, on its own thread ([`crate::probe_port`]).
 
 use crate::{
     error::ApiError,
@@ -23,8 +23,7 @@ fn healthz(_ctx: Ctx) -> HandlerFuture {
 /// otherwise 503 naming the reason. The metrics backend is not looked at.
 fn ready(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        crate::lifecycle::readiness(&ctx.state)
-            .map_err(|why| ApiError::unavailable(format!("not ready: {why}")))?;
+        ctx.state.readiness().map_err(|why| ApiError::unavailable(format!("not ready: {why}")))?;
         Reply::json(&serde_json::json!({"status": "ready"}))
     })
 }

@@ -82,6 +82,21 @@ fn status(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move { Reply::json(&status_info(&ctx).await) })
 }
 
+/// Grafana and tracing, when configured (their versions are not asked).
+fn configured_services(state: &crate::state::AppState) -> Vec<ExternalService> {
+    let ext = &state.config.external_services;
+    [("Grafana", &ext.grafana.url), ("Tracing", &ext.tracing.url)]
+        .into_iter()
+        .filter_map(|(name, url)| {
+            url.as_ref().map(|u| ExternalService {
+                name: name.into(),
+                version: "unknown".into(),
+                url: Some(u.clone()),
+            })
+        })
+        .collect()
+}
+
 async fn status_info(ctx: &Ctx) -> StatusInfo {
     let state = &ctx.state;
     // A public route: a session token or an already reviewed Kubernetes token shows the
@@ -112,7 +127,7 @@ async fn status_info(ctx: &Ctx) -> StatusInfo {
     warnings.extend(state.cluster.access_warnings());
     // The one place a backend outage shows besides /metrics and the 503s of the
     // operations that need it (not /ready: see crate::lifecycle).
-    warnings.extend(crate::lifecycle::backend_warning(state, authenticated));
+    warnings.extend(state.backend_warning(authenticated));
     if let Some(version) = mesh_version(state).await {
         if major_below_one(&version) {
             warnings.push(format!(
@@ -121,21 +136,7 @@ async fn status_info(ctx: &Ctx) -> StatusInfo {
         }
         services.push(ExternalService { name: "Istio".into(), version, url: None });
     }
-    let ext = &state.config.external_services;
-    if let Some(url) = &ext.grafana.url {
-        services.push(ExternalService {
-            name: "Grafana".into(),
-            version: "unknown".into(),
-            url: Some(url.clone()),
-        });
-    }
-    if let Some(url) = &ext.tracing.url {
-        services.push(ExternalService {
-            name: "Tracing".into(),
-            version: "unknown".into(),
-            url: Some(url.clone()),
-        });
-    }
+    services.extend(configured_services(state));
     if !authenticated {
         for s in &mut services {
             s.url = None;

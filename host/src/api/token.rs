@@ -14,7 +14,7 @@ fn get_token(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = &ctx.state;
         let (user, kube) = state.auth.token_user(&ctx.headers, ctx.client.map(|c| c.ip())).await?;
-        crate::telemetry::set_user(&user);
+        ctx.rc.set_user(&user);
         let lifetime = state.config.auth.token_lifetime.0;
         let issued = state.auth.issue(&user, kube.as_deref(), lifetime, state.started)?;
         Reply::json(&serde_json::json!({ "token": issued.token, "expired_at": issued.expired_at }))

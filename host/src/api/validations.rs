@@ -3,7 +3,7 @@
 
 use std::{collections::BTreeSet, sync::Arc};
 
-use meshlens_cluster::{ClusterState, MeshKind, mesh::CONFIG_LIST_KINDS};
+use meshlens_cluster::{ClusterState, MeshKind, NamespaceState, mesh::CONFIG_LIST_KINDS};
 use meshlens_validations::{
     MeshObject, NamespaceInfo, ObjectKind, ServiceInfo, ValidationError, ValidationInput,
     WorkloadInfo, gateway_namespaces, referenced_namespaces, validate_namespace, validate_object,
@@ -95,24 +95,29 @@ fn input_for(
         .map(|n| NamespaceInfo { name: n.name.clone(), labels: n.labels.clone() })
         .collect();
     for n in related.iter().filter_map(|n| state.namespace(n)) {
-        for s in &n.services {
-            let spec_selector = s.spec.as_ref().map(|sp| sp.selector.to_map()).unwrap_or_default();
-            input.services.push(ServiceInfo {
-                namespace: n.name.clone(),
-                name: s.metadata.name.clone().unwrap_or_default(),
-                labels: s.labels.to_map(),
-                selector: spec_selector,
-            });
-        }
-        for w in &n.workloads {
-            input.workloads.push(WorkloadInfo {
-                namespace: n.name.clone(),
-                name: w.name.clone(),
-                labels: w.labels.to_map(),
-            });
-        }
+        add_services_and_workloads(&mut input, n);
     }
     Ok(input)
+}
+
+/// The services and workloads of a namespace the validated objects refer to.
+fn add_services_and_workloads(input: &mut ValidationInput, n: &NamespaceState) {
+    for s in &n.services {
+        let spec_selector = s.spec.as_ref().map(|sp| sp.selector.to_map()).unwrap_or_default();
+        input.services.push(ServiceInfo {
+            namespace: n.name.clone(),
+            name: s.metadata.name.clone().unwrap_or_default(),
+            labels: s.labels.to_map(),
+            selector: spec_selector,
+        });
+    }
+    for w in &n.workloads {
+        input.workloads.push(WorkloadInfo {
+            namespace: n.name.clone(),
+            name: w.name.clone(),
+            labels: w.labels.to_map(),
+        });
+    }
 }
 
 fn own_objects(state: &ClusterState, ns: &str) -> Vec<MeshObject> {
@@ -145,19 +150,6 @@ async fn hidden_namespaces(ctx: &Ctx, ns: &str) -> Result<BTreeSet<String>, ApiE
     let names: Vec<&str> = candidates.iter().map(String::as_str).collect();
     let visible = ctx.access.visible(&names).await?;
     Ok(candidates.iter().zip(visible).filter(|(_, v)| !v).map(|(n, _)| n.clone()).collect())
-}
-
-impl From<ValidationError> for ApiError {
-    fn from(e: ValidationError) -> Self {
-        match e {
-            // The router's rule: messages do not echo request text, so the type sent is left out.
-            ValidationError::UnknownType { known, .. } => ApiError::bad_request(format!(
-                "Object type not managed. Known types: {}",
-                known.join(", ")
-            )),
-            ValidationError::NotFound(_) => ApiError::not_found(e.to_string()),
-        }
-    }
 }
 
 /// Runs `f` on the cluster model off the async workers: a large namespace takes

@@ -3,6 +3,7 @@ use std::sync::{Mutex, atomic::AtomicUsize};
 use plugin_api::{Cancel, MetricsAdapter, MetricsStore, PluginError};
 
 use super::*;
+use crate::error::ApiError;
 
 /// Fails metric `bad` at once; answers any other after 200 ms (so concurrent callers
 /// overlap) with `value(metric, call number)`, counting the calls it answers.
@@ -57,14 +58,14 @@ fn query(metric: &str) -> MetricQuery {
 async fn identical_queries_in_flight_together_are_sent_once() {
     let (engine, calls) = engine(|metric, _| if metric == "a" { 1.0 } else { 2.0 });
     let results = engine
-        .query_all(vec![query("a"), query("a"), query("b"), query("a"), query("b")])
+        .query_all(&bg(), vec![query("a"), query("a"), query("b"), query("a"), query("b")])
         .await
         .unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 2, "two distinct queries, each sent once");
     let values: Vec<f64> = results.iter().map(|r| r.series[0].samples[0].v).collect();
     assert_eq!(values, [1.0, 1.0, 2.0, 1.0, 2.0]);
     // Once answered, the same query is sent again (no stale caching).
-    engine.query(query("a")).await.unwrap();
+    engine.query(&bg(), query("a")).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     assert_eq!(engine.queries_sent(), 3);
 }
@@ -74,7 +75,7 @@ async fn a_query_abandoned_by_a_failed_request_is_not_replayed_later() {
     // Each answer is its call number, so an old answer shows.
     let (engine, calls) = engine(|_, call| call as f64);
     // `bad` fails first, so the request gives up on `a` while it is still running.
-    assert!(engine.query_all(vec![query("a"), query("bad")]).await.is_err());
+    assert!(engine.query_all(&bg(), vec![query("a"), query("bad")]).await.is_err());
     // Let the abandoned `a` finish on its own.
     for _ in 0..50 {
         if engine.inflight.is_empty() {
@@ -84,7 +85,7 @@ async fn a_query_abandoned_by_a_failed_request_is_not_replayed_later() {
     }
     assert!(engine.inflight.is_empty(), "the abandoned query left the map");
     // A later identical query is sent again and gets a fresh answer, not the old one.
-    let r = engine.query(query("a")).await.unwrap();
+    let r = engine.query(&bg(), query("a")).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert_eq!(r.series[0].samples[0].v, 2.0, "the second call's answer");
 }
@@ -96,18 +97,18 @@ async fn with_a_ttl_past_answers_are_reused_and_future_ones_are_not() {
         Arc::new(Arc::into_inner(engine).unwrap().with_cache(Duration::from_secs(60), 1 << 20));
     let at = |t: i64| MetricQuery { time: QueryTime::Instant(t), ..query("a") };
     // On the TTL's grid (as a time that defaulted to now is): kept at the first answer.
-    let first = engine.query(at(120)).await.unwrap();
-    let again = engine.query(at(120)).await.unwrap();
+    let first = engine.query(&bg(), at(120)).await.unwrap();
+    let again = engine.query(&bg(), at(120)).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the second identical query is a cache hit");
     assert!(Arc::ptr_eq(&first, &again));
     // Off the grid (a client's own "now"): kept from the second time it is asked.
     for _ in 0..3 {
-        engine.query(at(100)).await.unwrap();
+        engine.query(&bg(), at(100)).await.unwrap();
     }
     assert_eq!(calls.load(Ordering::SeqCst), 3, "sent twice, then a cache hit");
     let future = meshlens_params::now() + 3600;
-    engine.query(at(future)).await.unwrap();
-    engine.query(at(future)).await.unwrap();
+    engine.query(&bg(), at(future)).await.unwrap();
+    engine.query(&bg(), at(future)).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 5, "a future time is never cached");
     // "now" is aligned to the TTL.
     assert_eq!(engine.default_time() % 60, 0);
@@ -139,14 +140,14 @@ async fn a_store_without_either_histogram_is_asked_once_a_minute() {
     let engine =
         Arc::new(MetricsEngine::new(Some(backend), "empty", String::new(), Duration::from_secs(5)));
     for _ in 0..3 {
-        let unit = engine.duration_unit(None, 100).await.unwrap();
+        let unit = engine.duration_unit(&bg(), None, 100).await.unwrap();
         assert_eq!(unit, DurationHistogram::Milliseconds);
     }
     assert_eq!(calls.load(Ordering::SeqCst), 1, "asked once, then believed");
     // Once the answer is older than the recheck period, the store is asked again.
     let old = std::time::Instant::now().checked_sub(NEITHER_RECHECK).expect("uptime past a minute");
     *engine.detected.lock().unwrap() = Detection::Neither(old);
-    engine.duration_unit(None, 100).await.unwrap();
+    engine.duration_unit(&bg(), None, 100).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 2, "asked again after a minute");
 }
 
@@ -158,7 +159,7 @@ async fn without_a_backend_queries_are_unavailable() {
         "not loaded".into(),
         Duration::from_secs(1),
     ));
-    let err = engine.query(query("a")).await.unwrap_err();
+    let err = engine.query(&bg(), query("a")).await.unwrap_err();
     assert!(matches!(err, MetricsError::NoBackend(_)));
     assert_eq!(ApiError::from(err).status().as_u16(), 503);
 }
@@ -281,7 +282,7 @@ async fn a_query_whose_only_caller_leaves_is_cancelled_in_the_store() {
     let s = Spinning::new(1);
     let caller = tokio::spawn({
         let engine = s.engine.clone();
-        async move { engine.query(query("a")).await }
+        async move { engine.query(&bg(), query("a")).await }
     });
     let flag = s.started(0).await;
     assert!(!flag.is_cancelled());
@@ -299,7 +300,7 @@ async fn a_coalesced_query_is_cancelled_only_when_every_caller_left() {
     let s = Spinning::new(1);
     let spawn = || {
         let engine = s.engine.clone();
-        tokio::spawn(async move { engine.query(query("a")).await })
+        tokio::spawn(async move { engine.query(&bg(), query("a")).await })
     };
     let (first, second) = (spawn(), spawn());
     let flag = s.started(0).await;
@@ -319,14 +320,14 @@ async fn after_a_cancelled_query_an_identical_one_is_sent_again() {
     let s = Spinning::new(1);
     let caller = tokio::spawn({
         let engine = s.engine.clone();
-        async move { engine.query(query("a")).await }
+        async move { engine.query(&bg(), query("a")).await }
     });
     s.started(0).await;
     caller.abort();
     s.waiters_become(0).await;
     // Asked again at once, while the cancelled call may still be on its way out: a new
     // call, not the old one joined, and its answer neither cached nor handed over (-1).
-    let r = s.engine.query(query("a")).await.unwrap();
+    let r = s.engine.query(&bg(), query("a")).await.unwrap();
     assert_eq!(r.series[0].samples[0].v, 2.0, "the second call's answer");
     s.seen_after(std::time::Instant::now()).await;
     // Let the cancelled call's task finish; it must not disturb what came after it.
@@ -336,7 +337,7 @@ async fn after_a_cancelled_query_an_identical_one_is_sent_again() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let again = s.engine.query(query("a")).await.unwrap();
+    let again = s.engine.query(&bg(), query("a")).await.unwrap();
     assert_eq!(again.series[0].samples[0].v, 2.0, "the cached second answer");
     assert_eq!(s.flags.lock().unwrap().len(), 2, "two calls reached the store");
 }
@@ -347,7 +348,7 @@ async fn a_query_waiting_for_a_backend_slot_is_dropped_without_reaching_the_stor
     s.engine = Arc::new(Arc::into_inner(s.engine).unwrap().with_limits(1, u64::MAX));
     let spawn = |metric: &'static str| {
         let engine = s.engine.clone();
-        tokio::spawn(async move { engine.query(query(metric)).await })
+        tokio::spawn(async move { engine.query(&bg(), query(metric)).await })
     };
     let holder = spawn("a");
     s.started(0).await;
@@ -358,7 +359,7 @@ async fn a_query_waiting_for_a_backend_slot_is_dropped_without_reaching_the_stor
     holder.abort();
     s.seen_after(std::time::Instant::now()).await;
     // The slot is free again: a third query reaches the store as its second call.
-    let r = s.engine.query(query("c")).await.unwrap();
+    let r = s.engine.query(&bg(), query("c")).await.unwrap();
     assert_eq!(r.series[0].samples[0].v, 2.0);
     assert_eq!(s.flags.lock().unwrap().len(), 2, "the queued query never reached the store");
 }
@@ -372,4 +373,9 @@ fn one_series(v: f64) -> QueryResult {
         }]
         .into(),
     }
+}
+
+/// A context outside any request: only the engine's own timeout bounds a query.
+fn bg() -> crate::context::RequestContext {
+    crate::context::RequestContext::background()
 }

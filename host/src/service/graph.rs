@@ -1,0 +1,373 @@
+//! The graph pipeline, one function for the five graph operations, the benchmark and tests:
+//! request → plan (one query batch: the traffic plan and each appender's declared inputs,
+//! each under its own handle) → fetch (the whole batch at once through the metrics engine)
+//! → build → appenders in order → markers → scope (hide, find, focus) → output.
+//! Appenders never do I/O; the CPU part ([`render`]) runs on the CPU pool.
+
+use std::{
+    borrow::Borrow,
+    collections::{BTreeMap, HashSet},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use abi_stable::std_types::{RResult, RVec};
+use meshlens_cluster::ClusterState;
+use meshlens_query_batch::{Answers, Handle, QueryBatch, owned};
+use meshlens_traffic::{
+    AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphScope, GraphSettings,
+    GraphTarget, PlannedQuery, appender_run_order, build_graph_until, finish, names_only,
+    round_results, traffic_plan,
+};
+use plugin_api::{AppenderBox, AppenderData, ClusterKind, Graph, GraphRequest, QueryResult};
+use tokio::sync::OwnedSemaphorePermit;
+
+use crate::{
+    access::Access, context::RequestContext, dropper::DropLater, error::ApiError, limits::Scope,
+    state::AppState,
+};
+
+/// A graph, as its format asked.
+#[derive(Debug)]
+pub enum GraphAnswer {
+    Json(Vec<u8>),
+    /// Graphviz text (`format=dot`).
+    Dot(String),
+}
+
+/// Planned and fetched: everything the CPU part of one graph needs besides the appenders'
+/// inputs (made beside the build, see [`render`]).
+pub struct Job<R> {
+    pub opts: GraphOptions,
+    pub plan: Vec<PlannedQuery>,
+    /// What appenders are told about the request.
+    pub req: GraphRequest,
+    /// The traffic plan's answers, in plan order.
+    pub traffic: Vec<R>,
+    /// The appenders to run, in order.
+    pub appenders: Vec<(String, Arc<AppenderBox>)>,
+    /// hide, find, focus and hops.
+    pub view: GraphScope,
+    /// Namespaces the traffic reaches that the caller may not see: names only.
+    pub hidden: HashSet<String>,
+}
+
+/// Where each phase's time goes (`phase`, appender name or "", time).
+pub type PhaseSink<'a> = &'a (dyn Fn(&'static str, &str, Duration) + Sync);
+
+/// One graph operation, whole: parse and check the request, authorize its namespaces, plan,
+/// fetch, then [`render`] on the CPU pool. `slot` (the admission slot) is held until the CPU
+/// work has stopped.
+pub async fn graph(
+    st: &Arc<AppState>,
+    rc: &RequestContext,
+    access: &Access,
+    target: GraphTarget,
+    query: &str,
+    slot: Option<OwnedSemaphorePermit>,
+) -> Result<GraphAnswer, ApiError> {
+    let (mut opts, view) = parse(st, target, query)?;
+    // Every requested namespace must be visible, or the whole request is refused.
+    let requested: Vec<&str> = opts.namespaces.iter().map(String::as_str).collect();
+    access.require(&requested).await?;
+    let cluster = st.cluster.state().await?;
+    if opts.namespaces.iter().any(|ns| cluster.namespace(ns).is_none()) {
+        return Err(ApiError::bad_request(
+            "a requested namespace does not exist or is not accessible",
+        ));
+    }
+    opts.ambient = Arc::new(ambient_workloads(&cluster));
+    let planned = plan(st, rc, opts).await?;
+
+    // Fetch: every query of the request, sent together.
+    let fetch_started = Instant::now();
+    let mut answers = st.metrics.fetch(rc, planned.batch).await?;
+    meshlens_telemetry::metrics().graph_phase("fetch", "", fetch_started.elapsed());
+    let traffic = answers.take(planned.traffic);
+    let hidden = hidden_namespaces(access, &traffic).await?;
+    let job = Job {
+        opts: planned.opts,
+        plan: planned.plan,
+        req: planned.req,
+        traffic,
+        appenders: planned.appenders,
+        view,
+        hidden,
+    };
+    let inputs = planned.inputs;
+    st.cpu.run(rc.scope(), slot, move |scope| on_pool(job, answers, inputs, cluster, scope)).await
+}
+
+/// Parses the graph parameters and the scope (hide, find, focus, hops): 400s before
+/// anything is queried.
+fn parse(
+    st: &AppState,
+    target: GraphTarget,
+    query: &str,
+) -> Result<(GraphOptions, GraphScope), ApiError> {
+    let registered: Vec<String> = st.plugins.appenders.iter().map(|c| c.name.clone()).collect();
+    // Without `queryTime`: now, aligned to the answer cache's TTL so viewers share answers.
+    let now = st.metrics.default_time();
+    // `queryTime`'s skew is checked against the clock itself, not the aligned `now`.
+    let limits = st.config.limits.graph(meshlens_params::now());
+    let opts = GraphOptions::parse_limited(target, query, now, &registered, &settings(st), &limits)
+        .map_err(|e| ApiError::bad_request(e.message))?;
+    // hide, find, focus and hops (issue #34): read before anything is queried.
+    let view = GraphScope::parse(query).map_err(|e| ApiError::bad_request(e.message))?;
+    Ok((opts, view))
+}
+
+fn settings(st: &AppState) -> GraphSettings {
+    let c = &st.config.cluster;
+    GraphSettings {
+        mesh_namespace: c.mesh_namespace.clone(),
+        app_label: c.app_label.clone(),
+        version_label: c.version_label.clone(),
+        identity_domain: c.identity_domain.clone(),
+    }
+}
+
+/// One request's query batch and what is to be done with its answers.
+struct Planned {
+    opts: GraphOptions,
+    plan: Vec<PlannedQuery>,
+    req: GraphRequest,
+    batch: QueryBatch,
+    traffic: Handle,
+    appenders: Vec<(String, Arc<AppenderBox>)>,
+    /// Each appender's answers and the cluster kinds it declared.
+    inputs: Vec<(Handle, RVec<ClusterKind>)>,
+}
+
+/// Plan: the traffic queries and each appender's declared inputs, in one batch.
+async fn plan(
+    st: &Arc<AppState>,
+    rc: &RequestContext,
+    opts: GraphOptions,
+) -> Result<Planned, ApiError> {
+    // The request-duration histogram: configured, or detected once by the metrics engine.
+    let unit =
+        st.metrics.duration_unit(rc, st.config.metrics.duration_histogram, opts.query_time).await?;
+    let req = opts.graph_request(unit.metric(), unit.to_ms());
+    let appenders = appenders(st, &opts);
+    let plan = traffic_plan(&opts);
+    let mut batch = QueryBatch::new();
+    let traffic = batch.add(plan.iter().map(|p| p.query.clone()));
+    let mut inputs = Vec::with_capacity(appenders.len());
+    for (name, a) in &appenders {
+        let declared = a.inputs(&req).into_result().map_err(|e| plugin_error(name, e))?;
+        inputs.push((batch.add(declared.queries), declared.cluster));
+    }
+    Ok(Planned { opts, plan, req, batch, traffic, appenders, inputs })
+}
+
+/// The name of the bundled appender that hides waypoints.
+const AMBIENT_APPENDER: &str = "ambient";
+
+/// The loaded appenders the request runs, in order.
+fn appenders(st: &AppState, opts: &GraphOptions) -> Vec<(String, Arc<AppenderBox>)> {
+    let registered: Vec<String> = st.plugins.appenders.iter().map(|c| c.name.clone()).collect();
+    let mut order =
+        appender_run_order(opts.appenders.as_deref(), &registered, &st.config.plugins.appenders);
+    // The `ambient` appender hides waypoints; `waypoints=true` keeps them, so it is left
+    // out. (Kiali's appender reads the parameter itself; ours cannot: `GraphRequest` is
+    // part of the plugin ABI, and a new field there would refuse every 0.2 plugin.)
+    if opts.waypoints {
+        order.retain(|n| n != AMBIENT_APPENDER);
+    }
+    order
+        .iter()
+        .filter_map(|n| {
+            st.plugins
+                .appenders
+                .iter()
+                .find(|c| &c.name == n)
+                .map(|c| (c.name.clone(), c.object.clone()))
+        })
+        .collect()
+}
+
+/// The CPU part of [`graph`]: the appenders' inputs are prepared from the answers while the
+/// graph builds; big values are freed on the dropper thread however the job ends (freeing
+/// 100,000 series inline kept the pool busy longer than stopping).
+fn on_pool(
+    job: Job<Arc<QueryResult>>,
+    answers: Answers,
+    inputs: Vec<(Handle, RVec<ClusterKind>)>,
+    cluster: Arc<ClusterState>,
+    scope: &Scope,
+) -> Result<GraphAnswer, ApiError> {
+    let m = meshlens_telemetry::metrics();
+    let job = DropLater::new(job);
+    let mut answers = DropLater::new(answers);
+    let namespaces = &job.opts.namespaces;
+    let prepare = || {
+        let t = Instant::now();
+        // The appenders' owned copies and cluster data are CPU work too: here, not on the
+        // async workers that answer the cheap operations.
+        let mut per_appender: Vec<AppenderData> = Vec::with_capacity(inputs.len());
+        for (handle, kinds) in inputs {
+            // Once the request is gone the rest is not copied (checked after the join).
+            if scope.is_done() {
+                return per_appender;
+            }
+            // Appenders get their answers as owned values across the ABI, rounded as the
+            // traffic values are; an answer is moved, not copied, unless another owner shares it.
+            let mut results: Vec<QueryResult> =
+                answers.take(handle).into_iter().map(owned).collect();
+            round_results(&mut results);
+            let cluster = if kinds.is_empty() {
+                Default::default()
+            } else {
+                cluster.cluster_data(&kinds, namespaces)
+            };
+            per_appender.push(AppenderData { cluster, results: results.into() });
+        }
+        m.graph_phase("prepare", "", t.elapsed());
+        per_appender
+    };
+    let exists = |ns: &str| cluster.namespace(ns).is_some();
+    let phase = |p: &'static str, name: &str, took: Duration| m.graph_phase(p, name, took);
+    let (answer, graph) = render(&job, prepare, &exists, scope, &phase)?;
+    m.graph_nodes.observe(graph.nodes.len() as f64);
+    m.graph_edges.observe(graph.edges.len() as f64);
+    Ok(answer)
+}
+
+/// Build → appenders → markers → names-only → output → scope → JSON or DOT, with the
+/// graph as built (before the scope) for whoever wants to look at it. `prepare` makes the
+/// appenders' inputs beside the build (preparing is mostly copying answers, building
+/// mostly hashing); `exists` says which namespaces the cluster has. Every step first checks
+/// that the request is still wanted.
+pub fn render<R: Borrow<QueryResult> + Sync>(
+    job: &Job<R>,
+    prepare: impl FnOnce() -> Vec<AppenderData> + Send,
+    exists: &(dyn Fn(&str) -> bool + Sync),
+    scope: &Scope,
+    phase: PhaseSink<'_>,
+) -> Result<(GraphAnswer, DropLater<Graph>), ApiError> {
+    let opts = &job.opts;
+    // Asked every 1,024 series, nodes or edges: a long build or output stops soon after
+    // its request is gone.
+    let stop = || scope.is_done();
+    let build = || {
+        let t = Instant::now();
+        let g = build_graph_until(opts, &job.plan, job.traffic.as_slice(), &stop);
+        // A build that stopped is not a build's time.
+        if g.is_ok() {
+            phase("build", "", t.elapsed());
+        }
+        g
+    };
+    let (per_appender, g) = rayon::join(prepare, build);
+    let per_appender = DropLater::new(per_appender);
+    let mut g = DropLater::new(g.map_err(|_| Scope::gone())?);
+    // Also when only the preparing stopped: its inputs may be short.
+    scope.check()?;
+    for ((name, a), data) in job.appenders.iter().zip(per_appender.iter()) {
+        scope.check()?;
+        let t = Instant::now();
+        // An appender that checks the flag stops mid-way when the request goes.
+        let applied = a.apply_cancellable(&job.req, data, &mut g, scope.plugin_cancel());
+        phase("appender", name, t.elapsed());
+        if let RResult::RErr(e) = applied {
+            // Stopped because the request is gone: not the appender's failure.
+            scope.check()?;
+            return Err(plugin_error(name, e));
+        }
+    }
+    scope.check()?;
+    let t = Instant::now();
+    let hidden = &job.hidden;
+    // Nodes the appenders added (unused workloads) get their ambient flags too.
+    opts.ambient.mark(&mut g);
+    finish(opts, &mut g, &|ns| exists(ns) && !hidden.contains(ns));
+    names_only(&mut g, &|ns| hidden.contains(ns));
+    scope.check()?;
+    let answer = output(job, &g, &stop)?;
+    phase("output", "", t.elapsed());
+    Ok((answer, g))
+}
+
+/// The output after the appenders and the ids, so that the scope keeps elements of the full
+/// graph; then the bytes.
+fn output<R>(
+    job: &Job<R>,
+    g: &Graph,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<GraphAnswer, ApiError> {
+    let mut out = GraphOutput::new_until(&job.opts, g, stop).map_err(|_| Scope::gone())?;
+    out.apply_scope(&job.view).map_err(|e| ApiError::bad_request(e.message))?;
+    Ok(match job.opts.format {
+        GraphFormat::Json => GraphAnswer::Json(out.to_json_until(stop).map_err(|_| Scope::gone())?),
+        GraphFormat::Dot => GraphAnswer::Dot(out.to_dot()),
+    })
+}
+
+/// The cluster's ambient workloads, waypoints and all-ambient apps and versions, for the
+/// graph build. Only namespaces with an ambient workload are looked at closely.
+fn ambient_workloads(cluster: &ClusterState) -> AmbientWorkloads {
+    let mut a = AmbientWorkloads::default();
+    let s = cluster.settings();
+    for ns in cluster.namespaces() {
+        if !ns.workloads.iter().any(|w| w.is_ambient) {
+            continue;
+        }
+        let mut apps: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut versions: BTreeMap<(&str, &str), bool> = BTreeMap::new();
+        for w in &ns.workloads {
+            if w.is_waypoint {
+                a.add_waypoint(&ns.name, &w.name);
+            } else if w.is_ambient {
+                a.add_workload(&ns.name, &w.name);
+            }
+            if let Some(app) = w.label(&s.app_label) {
+                *apps.entry(app).or_insert(true) &= w.is_ambient;
+                if let Some(v) = w.label(&s.version_label) {
+                    *versions.entry((app, v)).or_insert(true) &= w.is_ambient;
+                }
+            }
+        }
+        for (app, _) in apps.into_iter().filter(|(_, all)| *all) {
+            a.add_app(&ns.name, app);
+        }
+        for ((app, v), _) in versions.into_iter().filter(|(_, all)| *all) {
+            a.add_version(&ns.name, app, v);
+        }
+    }
+    a
+}
+
+/// Namespaces the traffic reaches that the caller may not see: their nodes keep only their
+/// names ([`names_only`]). Empty for callers who see everything.
+async fn hidden_namespaces(
+    access: &Access,
+    traffic: &[Arc<QueryResult>],
+) -> Result<HashSet<String>, ApiError> {
+    if !access.restricted() {
+        return Ok(HashSet::new());
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    for series in traffic.iter().flat_map(|r| r.series.iter()) {
+        for (_, ns) in series.labels.iter().filter(|(n, _)| n.ends_with("_namespace")) {
+            seen.insert(ns);
+        }
+    }
+    let names: Vec<&str> =
+        seen.into_iter().filter(|n| !n.is_empty() && *n != meshlens_traffic::UNKNOWN).collect();
+    let visible = access.visible(&names).await?;
+    Ok(names.into_iter().zip(visible).filter(|(_, v)| !v).map(|(n, _)| n.to_string()).collect())
+}
+
+/// An appender's failure, named, and counted.
+fn plugin_error(appender: &str, e: plugin_api::PluginError) -> ApiError {
+    meshlens_telemetry::metrics().plugin_failure(appender, e.kind == plugin_api::ErrorKind::Panic);
+    let mut err = ApiError::from(e);
+    match &mut err {
+        ApiError::BadRequest(m) | ApiError::Internal(m) | ApiError::Unavailable(m) => {
+            *m = format!("appender {appender}: {m}");
+        }
+        _ => {}
+    }
+    err
+}

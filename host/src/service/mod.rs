@@ -1,0 +1,5 @@
+//! The service layer between HTTP and the domain: what an operation does, given its parsed
+//! request, the caller's access and the request's context. Handlers in [`crate::api`]
+//! parse, call one of these, and write the answer; benchmarks and tests call them directly.
+
+pub mod graph;
