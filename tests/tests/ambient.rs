@@ -700,6 +700,13 @@ fn ambient_mesh_end_to_end() {
     // Only the hops that touch the node: the waypoint's half into it, not front's half.
     let v = s.get(&path("back-v1", "&waypoints=true"));
     assert_eq!(edge_set(&v), [http_fb.clone(), tcp_wb.clone(), http_cb.clone()].into());
+    // ... with the same flags: the waypoint, ambient nodes, and no missing sidecar anywhere.
+    let (wp, back) = (node(&v, "wl_wp_waypoint"), node(&v, "wl_wp_back-v1"));
+    assert_eq!((wp["isWaypoint"].as_bool(), wp["isAmbient"].as_bool()), (Some(true), Some(true)));
+    assert_eq!((back["isAmbient"].as_bool(), back.get("isWaypoint")), (Some(true), None));
+    for n in v["elements"]["nodes"].as_array().unwrap() {
+        assert!(n["data"].get("hasMissingSC").is_none(), "{n}");
+    }
     let v = s.get(&path("back-v1", ""));
     assert_eq!(edge_set(&v), [http_fb.clone(), http_cb.clone()].into());
     for at in AMBIENT_TRAFFIC {
