@@ -301,7 +301,7 @@ DEFS = {
     "Chart": obj({"name": S, "unit": S, "spans": I, "metric": ref("MetricSeries"), "histogram": mp(ref("MetricSeries"))},
                  optional=["metric", "histogram"]),  # one of the two
     "Dashboard": obj({"title": S, "aggregations": arr(obj({"displayName": S, "label": S})), "charts": arr(ref("Chart"))}),
-    "AppList": obj({"namespace": obj({"name": S}), "applications": arr(obj({"name": S, "meshSidecar": B}))}),
+    "AppList": obj({"namespace": obj({"name": S}), "applications": arr(obj({"name": S, "meshSidecar": B, "isAmbient": B}))}),
     "App": obj({"name": S, "namespace": obj({"name": S}),
                 "runtimes": arr(obj({"name": S, "dashboardRefs": arr(obj({"template": S, "title": S}))})),
                 "serviceNames": arr(S), "workloads": arr(obj({"workloadName": S, "meshSidecar": B}))}),
@@ -309,7 +309,7 @@ DEFS = {
                          "workloads": arr(obj({"name": S, "type": S, "appLabel": B, "versionLabel": B, "meshSidecar": B,
                                                "isAmbient": B, "isWaypoint": B}))}),
     "ServiceList": obj({"namespace": obj({"name": S}),
-                        "services": arr(obj({"name": S, "meshSidecar": B, "appLabel": B, "workloads": arr(S)}))}),
+                        "services": arr(obj({"name": S, "meshSidecar": B, "isAmbient": B, "appLabel": B, "workloads": arr(S)}))}),
     "Autoscaler": obj({"name": S, "createdAt": S, "labels": mp(S), "lastScaleTime": S, "observedGeneration": I,
                        "minReplicas": I, "maxReplicas": I, "currentReplicas": I, "desiredReplicas": I,
                        "currentCPUUtilizationPercentage": I, "targetCPUUtilizationPercentage": I}),

@@ -3,7 +3,7 @@
 //! alerting rule can fire on it.
 //!
 //! Each refresh sends five queries per namespace (the app and workload statuses come from
-//! the same three), through the metrics engine, so they are counted in the backend query
+//! the same three; six and four in a cluster with ambient workloads), through the metrics engine, so they are counted in the backend query
 //! metrics like any other.
 
 use std::{collections::HashSet, sync::Arc, time::Instant};
@@ -12,7 +12,7 @@ use meshlens_health::{Kind, Status, namespace_health, namespace_queries};
 use meshlens_telemetry::HealthLabels;
 
 use crate::{
-    api::health::{DEFAULT_RATE_INTERVAL, entities, namespace_window},
+    api::health::{DEFAULT_RATE_INTERVAL, ambient, entities, namespace_window},
     context::RequestContext,
     state::AppState,
     telemetry,
@@ -60,13 +60,14 @@ pub async fn refresh(
     let gauge = &telemetry::metrics().health_status;
     let now = state.metrics.default_time();
     let mut seen: HashSet<HealthLabels> = HashSet::new();
+    let ambient = ambient(&cluster);
     let (mut namespaces, mut queries, mut failed) = (0, 0, 0);
     for ns_state in cluster.namespaces().filter(|n| wanted.is_empty() || wanted.contains(&n.name)) {
         let ns = ns_state.name.as_str();
         let ri = namespace_window(DEFAULT_RATE_INTERVAL, ns_state, now);
         // App and workload statuses share their queries.
-        let app_queries = namespace_queries(ns, Kind::App, ri, now);
-        let svc_queries = namespace_queries(ns, Kind::Service, ri, now);
+        let app_queries = namespace_queries(ns, Kind::App, &ambient, ri, now);
+        let svc_queries = namespace_queries(ns, Kind::Service, &ambient, ri, now);
         queries += app_queries.len() + svc_queries.len();
         // No client waits for the export: only the engine's timeout bounds its queries.
         let rc = RequestContext::background();
@@ -89,8 +90,8 @@ pub async fn refresh(
         for (kind, results) in
             [(Kind::App, &apps), (Kind::Workload, &apps), (Kind::Service, &services)]
         {
-            let entries =
-                namespace_health(rules, ns, kind, entities(&cluster, ns_state, kind), results);
+            let entities = entities(&cluster, ns_state, kind);
+            let entries = namespace_health(rules, ns, kind, entities, results, &ambient);
             for (name, entry) in entries {
                 for status in Status::ALL {
                     let labels = HealthLabels {

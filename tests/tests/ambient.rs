@@ -12,6 +12,11 @@
 //! - `side` (sidecars): `gw-ingress` (a Gateway API gateway of Istio's ordinary class: not a
 //!   waypoint) → `web-v1` → `api-v1` over HTTP, `web-v1` → `db-v1` over TCP, each reported
 //!   by both proxies.
+//! - `mix` (sidecars, beside the ambient ones): `caller-v1` (a sidecar) → `wp/back-v1`, which
+//!   is behind the waypoint, so both caller's sidecar and the waypoint report each request;
+//!   `amb/client-v1` (ambient, no waypoint) → `legacy-v1` (a sidecar), whose requests only
+//!   legacy's sidecar reports (`reporter="destination"` with a known source) and whose bytes
+//!   both client's ztunnel and legacy's sidecar report.
 
 // In process (no binary spawned): the same client interface as `server::Meshlens`.
 use integration_tests::inprocess::InProcess as Meshlens;
@@ -57,6 +62,7 @@ fn objects() -> Vec<Value> {
             json!({"istio.io/dataplane-mode": "ambient", "istio.io/use-waypoint": "waypoint"}),
         ),
         namespace("side", json!({"istio-injection": "enabled"})),
+        namespace("mix", json!({"istio-injection": "enabled"})),
         namespace("istio-system", json!({})),
     ];
     o.extend(workload("amb", "client-v1", app("client"), ambient.clone()));
@@ -78,7 +84,9 @@ fn objects() -> Vec<Value> {
     ));
     o.extend(workload("side", "web-v1", app("web"), sidecar.clone()));
     o.extend(workload("side", "api-v1", app("api"), sidecar.clone()));
-    o.extend(workload("side", "db-v1", app("db"), sidecar));
+    o.extend(workload("side", "db-v1", app("db"), sidecar.clone()));
+    o.extend(workload("mix", "caller-v1", app("caller"), sidecar.clone()));
+    o.extend(workload("mix", "legacy-v1", app("legacy"), sidecar));
     o.extend(workload(
         "side",
         "gw-ingress",
@@ -162,6 +170,9 @@ fn all_series() -> Vec<Series> {
     let back = ("wp", "back-v1", "back", "back");
     // The waypoint's own app value is what Istio's canonical service gives it: not an app.
     let waypoint_dst = ("wp", "waypoint", "waypoint", "back");
+    let caller = Some(("mix", "caller-v1", "caller"));
+    let client = Some(("amb", "client-v1", "client"));
+    let legacy = ("mix", "legacy-v1", "legacy", "legacy");
     vec![
         // amb: a direct ztunnel hop, reported by both ends: counted once.
         series(TCP, "source", Some(("amb", "client-v1", "client")), server, &zt, 1000.0),
@@ -254,6 +265,24 @@ fn all_series() -> Vec<Series> {
             &sc_tcp,
             500.0,
         ),
+        // mix: a sidecar calling through the waypoint, reported by both: counted once.
+        series(REQ, "source", caller, back, &http("200", "caller"), 6.0),
+        series(REQ, "source", caller, back, &http("500", "caller"), 2.0),
+        series(REQ, "waypoint", caller, back, &http("200", "waypoint"), 6.0),
+        series(REQ, "waypoint", caller, back, &http("500", "waypoint"), 2.0),
+        // mix: an ambient client without a waypoint calling a sidecar: only the server's
+        // sidecar reports the requests; the bytes are reported by both ends.
+        series(REQ, "destination", client, legacy, &http("200", "legacy"), 3.0),
+        series(REQ, "destination", client, legacy, &http("404", "legacy"), 1.0),
+        series(TCP, "source", client, legacy, &zt, 700.0),
+        series(
+            TCP,
+            "destination",
+            client,
+            legacy,
+            &[("request_protocol", "tcp"), ("app", "legacy")],
+            700.0,
+        ),
     ]
 }
 
@@ -334,6 +363,7 @@ fn known_ids() -> Vec<(String, String)> {
         ("amb", &["client-v1", "server-v1", "optout-v1"][..]),
         ("wp", &["front-v1", "back-v1", "waypoint"][..]),
         ("side", &["gw-ingress", "web-v1", "api-v1", "db-v1"][..]),
+        ("mix", &["caller-v1", "legacy-v1"][..]),
     ] {
         for w in wls {
             ids.push(format!("wl_{ns}_{w}"));
@@ -441,6 +471,7 @@ fn ambient_mesh_end_to_end() {
         [
             ("amb".into(), true),
             ("istio-system".into(), false),
+            ("mix".into(), false),
             ("side".into(), false),
             ("wp".into(), true)
         ]
@@ -509,6 +540,12 @@ fn ambient_mesh_end_to_end() {
     let tcp_cs = e("wl_amb_client-v1", "wl_amb_server-v1", "tcp", "1000.00", "");
     let tcp_us = e("unknown_source", "wl_amb_server-v1", "tcp", "300.00", "");
     let tcp_so = e("wl_amb_server-v1", "wl_amb_optout-v1", "tcp", "200.00", "");
+    // Each request once: 8 rps, not the 16 the sidecar and the waypoint report together.
+    let http_cb = e("wl_mix_caller-v1", "wl_wp_back-v1", "http", "8.00", "25.0");
+    // Only legacy's sidecar reports these requests; the bytes are read once (ztunnel's
+    // report, or the sidecar's when ztunnel's are not read).
+    let http_cl = e("wl_amb_client-v1", "wl_mix_legacy-v1", "http", "4.00", "25.0");
+    let tcp_cl = e("wl_amb_client-v1", "wl_mix_legacy-v1", "tcp", "700.00", "");
     let side_edges: BTreeSet<E> = [
         e("wl_side_gw-ingress", "wl_side_web-v1", "http", "3.00", ""),
         e("wl_side_web-v1", "wl_side_api-v1", "http", "10.00", "10.0"),
@@ -523,7 +560,10 @@ fn ambient_mesh_end_to_end() {
             let show = wps == "true";
             // wp
             let v = s.graph("wp", &params);
-            let (want_nodes, want_edges): (BTreeSet<String>, BTreeSet<E>) = match (at, show) {
+            // caller's sidecar reports caller -> back whatever the values; the waypoint's
+            // copy of those requests is never added to it.
+            let (mut want_nodes, mut want_edges): (BTreeSet<String>, BTreeSet<E>) = match (at, show)
+            {
                 ("total", false) => {
                     (set(["wl_wp_front-v1", "wl_wp_back-v1"]), [http_fb.clone()].into())
                 }
@@ -531,7 +571,8 @@ fn ambient_mesh_end_to_end() {
                     set(["wl_wp_front-v1", "wl_wp_back-v1", "wl_wp_waypoint"]),
                     [http_fb.clone(), tcp_fw.clone(), tcp_wb.clone()].into(),
                 ),
-                // Every ztunnel hop goes through the waypoint: nothing is left without it.
+                // Every ztunnel hop of front goes through the waypoint: hiding it leaves
+                // front without an edge, so front goes too.
                 ("ztunnel", false) => (set([]), [].into()),
                 ("ztunnel", true) => (
                     set(["wl_wp_front-v1", "wl_wp_back-v1", "wl_wp_waypoint"]),
@@ -545,22 +586,22 @@ fn ambient_mesh_end_to_end() {
                     set(["wl_wp_front-v1", "wl_wp_back-v1", "wl_wp_waypoint (unused)"]),
                     [http_fb.clone()].into(),
                 ),
-                (_, false) => {
-                    (set(["wl_wp_front-v1 (unused)", "wl_wp_back-v1 (unused)"]), [].into())
+                (_, false) => (set(["wl_wp_front-v1 (unused)"]), [].into()),
+                (_, true) => {
+                    (set(["wl_wp_front-v1 (unused)", "wl_wp_waypoint (unused)"]), [].into())
                 }
-                (_, true) => (
-                    set([
-                        "wl_wp_front-v1 (unused)",
-                        "wl_wp_back-v1 (unused)",
-                        "wl_wp_waypoint (unused)",
-                    ]),
-                    [].into(),
-                ),
             };
+            want_nodes.extend(set(["wl_wp_back-v1", "wl_mix_caller-v1"]));
+            want_edges.insert(http_cb.clone());
             assert_eq!(node_names(&v), want_nodes, "wp nodes, {ctx}");
             assert_eq!(edge_set(&v), want_edges, "wp edges, {ctx}");
             for n in v["elements"]["nodes"].as_array().unwrap() {
                 let d = &n["data"];
+                if d["namespace"] == "mix" {
+                    let flags = (d.get("isAmbient"), d.get("isWaypoint"), d.get("hasMissingSC"));
+                    assert_eq!(flags, (None, None, None), "{ctx}: {d}");
+                    continue;
+                }
                 assert_eq!(d["isAmbient"], true, "{ctx}: {d}");
                 assert!(d.get("hasMissingSC").is_none(), "{ctx}: {d}");
                 let is_wp = d["workload"] == "waypoint";
@@ -575,27 +616,18 @@ fn ambient_mesh_end_to_end() {
             }
             // amb
             let v = s.graph("amb", &params);
-            let (want_nodes, want_edges): (BTreeSet<String>, BTreeSet<E>) =
+            let (mut want_nodes, mut want_edges): (BTreeSet<String>, BTreeSet<E>) =
                 if matches!(at, "total" | "ztunnel") {
                     (
-                        set([
-                            "wl_amb_client-v1",
-                            "wl_amb_server-v1",
-                            "wl_amb_optout-v1",
-                            "unknown_source",
-                        ]),
+                        set(["wl_amb_server-v1", "wl_amb_optout-v1", "unknown_source"]),
                         [tcp_cs.clone(), tcp_us.clone(), tcp_so.clone()].into(),
                     )
                 } else {
-                    (
-                        set([
-                            "wl_amb_client-v1 (unused)",
-                            "wl_amb_server-v1 (unused)",
-                            "wl_amb_optout-v1 (unused)",
-                        ]),
-                        [].into(),
-                    )
+                    (set(["wl_amb_server-v1 (unused)", "wl_amb_optout-v1 (unused)"]), [].into())
                 };
+            // client -> legacy is sidecar telemetry (legacy's), read whatever the values.
+            want_nodes.extend(set(["wl_amb_client-v1", "wl_mix_legacy-v1"]));
+            want_edges.extend([http_cl.clone(), tcp_cl.clone()]);
             assert_eq!(node_names(&v), want_nodes, "amb nodes, {ctx}");
             assert_eq!(edge_set(&v), want_edges, "amb edges, {ctx}");
             for w in ["client-v1", "server-v1"] {
@@ -627,6 +659,24 @@ fn ambient_mesh_end_to_end() {
                 );
             }
             side_answers.push(v);
+            // mix: both gaps, the same answer whatever the values.
+            let v = s.graph("mix", &params);
+            assert_eq!(
+                node_names(&v),
+                set(["wl_mix_caller-v1", "wl_wp_back-v1", "wl_amb_client-v1", "wl_mix_legacy-v1"]),
+                "mix nodes, {ctx}"
+            );
+            assert_eq!(
+                edge_set(&v),
+                [http_cb.clone(), http_cl.clone(), tcp_cl.clone()].into(),
+                "mix edges, {ctx}"
+            );
+            for n in v["elements"]["nodes"].as_array().unwrap() {
+                let d = &n["data"];
+                let ambient = d["namespace"] != "mix";
+                assert_eq!(d.get("isAmbient").is_some(), ambient, "{ctx}: {d}");
+                assert!(d.get("hasMissingSC").is_none() && d.get("isWaypoint").is_none(), "{d}");
+            }
         }
     }
     assert!(
@@ -635,7 +685,7 @@ fn ambient_mesh_end_to_end() {
     );
     // Defaults: total, waypoints hidden.
     let v = s.graph("wp", "");
-    assert_eq!(edge_set(&v), [http_fb.clone()].into());
+    assert_eq!(edge_set(&v), [http_fb.clone(), http_cb.clone()].into());
 
     // --- A waypoint is a workload node in app graphs too, and no service is injected next to it.
     let v = s.graph("wp", "&graphType=app&waypoints=true&injectServiceNodes=true");
@@ -651,20 +701,48 @@ fn ambient_mesh_end_to_end() {
     };
     // Only the hops that touch the node: the waypoint's half into it, not front's half.
     let v = s.get(&path("back-v1", "&waypoints=true"));
-    assert_eq!(edge_set(&v), [http_fb.clone(), tcp_wb.clone()].into());
+    assert_eq!(edge_set(&v), [http_fb.clone(), tcp_wb.clone(), http_cb.clone()].into());
+    // ... with the same flags: the waypoint, ambient nodes, and no missing sidecar anywhere.
+    let (wp, back) = (node(&v, "wl_wp_waypoint"), node(&v, "wl_wp_back-v1"));
+    assert_eq!((wp["isWaypoint"].as_bool(), wp["isAmbient"].as_bool()), (Some(true), Some(true)));
+    assert_eq!((back["isAmbient"].as_bool(), back.get("isWaypoint")), (Some(true), None));
+    for n in v["elements"]["nodes"].as_array().unwrap() {
+        assert!(n["data"].get("hasMissingSC").is_none(), "{n}");
+    }
     let v = s.get(&path("back-v1", ""));
-    assert_eq!(edge_set(&v), [http_fb.clone()].into());
+    assert_eq!(edge_set(&v), [http_fb.clone(), http_cb.clone()].into());
+    for at in AMBIENT_TRAFFIC {
+        let v = s.get(&path("back-v1", &format!("&ambientTraffic={at}")));
+        assert!(edge_set(&v).contains(&http_cb), "back-v1, ambientTraffic={at}");
+        let v = s.get(&format!(
+            "/api/namespaces/mix/workloads/legacy-v1/graph?queryTime={}&duration=600s\
+             &ambientTraffic={at}",
+            s.now
+        ));
+        assert_eq!(edge_set(&v), [http_cl.clone(), tcp_cl.clone()].into(), "legacy-v1, {at}");
+        let v = s.get(&format!(
+            "/api/namespaces/amb/workloads/client-v1/graph?queryTime={}&duration=600s\
+             &ambientTraffic={at}",
+            s.now
+        ));
+        assert!(
+            edge_set(&v).is_superset(&[http_cl.clone(), tcp_cl.clone()].into()),
+            "client-v1, {at}"
+        );
+    }
     let v = s.get(&path("front-v1", "&ambientTraffic=ztunnel&waypoints=true"));
     assert_eq!(edge_set(&v), [tcp_fw.clone()].into());
 
-    // --- Health: waypoint requests counted once; ztunnel alone has no request data.
+    // --- Health: each request counted once; ztunnel alone has no request data.
+    // back-v1: front's 5 (1 error) from the waypoint, caller's 8 (2 errors) once, not twice.
     let h = s.get("/api/namespaces/wp/workloads/back-v1/health");
-    assert_close(&h["requests"], &json!({"requestCount": 5.0, "requestErrorCount": 1.0}));
+    assert_close(&h["requests"], &json!({"requestCount": 13.0, "requestErrorCount": 3.0}));
     let h = s.get("/api/namespaces/wp/health?type=workload");
     let r = |w: &str| h[w]["requests"].clone();
+    let back = 3.0 / 13.0;
     assert_close(
         &r("back-v1"),
-        &json!({"errorRatio": 0.2, "inboundErrorRatio": 0.2, "outboundErrorRatio": -1.0}),
+        &json!({"errorRatio": back, "inboundErrorRatio": back, "outboundErrorRatio": -1.0}),
     );
     assert_close(
         &r("front-v1"),
@@ -674,13 +752,39 @@ fn ambient_mesh_end_to_end() {
         &r("waypoint"),
         &json!({"errorRatio": -1.0, "inboundErrorRatio": -1.0, "outboundErrorRatio": -1.0}),
     );
+    // caller's outbound: its sidecar's 8 (2 errors), not the waypoint's copy as well.
+    let h = s.get("/api/namespaces/mix/workloads/caller-v1/health");
+    assert_close(&h["requests"], &json!({"requestCount": 8.0, "requestErrorCount": 2.0}));
+    // legacy: only its own sidecar reports client's 4 requests (1 error).
+    let h = s.get("/api/namespaces/mix/workloads/legacy-v1/health");
+    assert_close(&h["requests"], &json!({"requestCount": 4.0, "requestErrorCount": 1.0}));
+    let h = s.get("/api/namespaces/mix/health?type=workload");
+    assert_close(
+        &h["caller-v1"]["requests"],
+        &json!({"errorRatio": 0.25, "inboundErrorRatio": -1.0, "outboundErrorRatio": 0.25}),
+    );
+    assert_close(
+        &h["legacy-v1"]["requests"],
+        &json!({"errorRatio": 0.25, "inboundErrorRatio": 0.25, "outboundErrorRatio": -1.0}),
+    );
+    // client-v1's outbound requests are those legacy reported.
+    let h = s.get("/api/namespaces/amb/workloads/client-v1/health");
+    assert_close(&h["requests"], &json!({"requestCount": 4.0, "requestErrorCount": 1.0}));
+    let h = s.get("/api/namespaces/amb/health?type=app");
+    assert_close(
+        &h["client"]["requests"],
+        &json!({"errorRatio": 0.25, "inboundErrorRatio": -1.0, "outboundErrorRatio": 0.25}),
+    );
+    // ztunnel only: no L7 data is no traffic, never degraded or failure.
     let h = s.get("/api/namespaces/amb/workloads/server-v1/health");
     assert_close(&h["requests"], &json!({"requestCount": 0.0, "requestErrorCount": 0.0}));
+    assert!(matches!(h["status"].as_str(), Some("healthy" | "na")), "{h}");
     let h = s.get("/api/namespaces/amb/health?type=workload");
     assert_close(
         &h["server-v1"]["requests"],
         &json!({"errorRatio": -1.0, "inboundErrorRatio": -1.0, "outboundErrorRatio": -1.0}),
     );
+    assert!(matches!(h["server-v1"]["status"].as_str(), Some("healthy" | "na")), "{h}");
     // Sidecars as before: each request once although both proxies report it.
     let h = s.get("/api/namespaces/side/workloads/api-v1/health");
     assert_close(&h["requests"], &json!({"requestCount": 10.0, "requestErrorCount": 1.0}));
@@ -706,7 +810,7 @@ fn snapshot_source_agrees_with_the_kube_source() {
     };
     let answers = |s: &ClusterState| -> Vec<Value> {
         let mut out = vec![serde_json::to_value(s.namespace_list()).unwrap()];
-        for ns in ["amb", "wp", "side"] {
+        for ns in ["amb", "wp", "side", "mix"] {
             let list = s.workload_list(ns).unwrap();
             for w in &list.workloads {
                 out.push(strip(

@@ -43,7 +43,7 @@ fn demo_cluster_operations_over_http() {
         apps["applications"]
             .as_array()
             .unwrap()
-            .contains(&json!({"name": "details", "meshSidecar": false}))
+            .contains(&json!({"name": "details", "meshSidecar": false, "isAmbient": false}))
     );
     assert_eq!(ok(m.get("/api/namespaces/nowhere/apps"))["applications"], json!([]));
 

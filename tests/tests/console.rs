@@ -396,6 +396,38 @@ fn console_on_the_demo() {
             graph_matches_api(&c, &m, q, api).await;
             no_console_errors(&c, q).await;
         }
+        // Ambient and waypoint badges on the drawn nodes, never "no sidecar" (the API's
+        // flags are the oracle).
+        let g = graph_matches_api(
+            &c,
+            &m,
+            "namespaces=travel&waypoints=true",
+            "/api/namespaces/graph?namespaces=travel&waypoints=true&duration=10m",
+        )
+        .await;
+        let labels = js(
+            &c,
+            "return Object.fromEntries(window.meshlensGraph.nodes()
+               .map((n) => [n.id(), String(n.data('label') || '')]))",
+            vec![],
+        )
+        .await;
+        let mut seen = BTreeSet::new();
+        for n in g["elements"]["nodes"].as_array().expect("nodes") {
+            let d = &n["data"];
+            let label = labels[d["id"].as_str().expect("id")].as_str().unwrap_or_default();
+            let want = if d["isWaypoint"] == true {
+                "[waypoint]"
+            } else if d["isAmbient"] == true {
+                "[ambient]"
+            } else {
+                ""
+            };
+            assert!(label.contains(want), "{label:?} lacks {want}: {d}");
+            assert!(!label.contains("no sidecar"), "{label:?}: {d}");
+            seen.insert(want);
+        }
+        assert!(seen.contains("[waypoint]") && seen.contains("[ambient]"), "{seen:?}");
         let boxed = graph_matches_api(
             &c,
             &m,

@@ -254,6 +254,67 @@ fn list_pages_match_the_api_and_filter_and_sort_in_the_address() {
     });
 }
 
+/// Ambient workloads and waypoints (the demo's `travel` namespace) get an `ambient` or
+/// `waypoint` badge in the apps, workloads and services lists, never "missing sidecar",
+/// which stays on uncaptured workloads without a sidecar. The API's flags are the oracle.
+#[test]
+fn list_pages_badge_ambient_workloads_and_waypoints() {
+    let m = demo();
+    let base = format!("http://{}", m.addr);
+    with_browser(|c| async move {
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        for (page, list_key) in
+            [("apps", "applications"), ("workloads", "workloads"), ("services", "services")]
+        {
+            c.goto(&format!("{base}/console/{page}?namespaces=travel,bookinfo"))
+                .await
+                .expect("open list");
+            rows(&c).await;
+            let drawn = js(
+                &c,
+                "return [...document.querySelectorAll('[data-testid=row]')].map((r) => ({
+                   key: r.dataset.namespace + '/' + r.dataset.name,
+                   badges: [...r.querySelectorAll('[data-badge]')].map((b) => b.dataset.badge)
+                     .filter((b) => b !== 'virtual service'),
+                 }))",
+                vec![],
+            )
+            .await;
+            let drawn = drawn.as_array().expect("rows");
+            for ns in ["travel", "bookinfo"] {
+                let list = api(&m, &format!("/api/namespaces/{ns}/{page}"));
+                for item in list[list_key].as_array().unwrap() {
+                    let key = format!("{ns}/{}", item["name"].as_str().unwrap());
+                    let want: Vec<&str> = if item["isWaypoint"] == true {
+                        vec!["waypoint"]
+                    } else if item["isAmbient"] == true {
+                        vec!["ambient"]
+                    } else if item["meshSidecar"] == false {
+                        vec!["missing sidecar"]
+                    } else {
+                        vec![]
+                    };
+                    let row = drawn
+                        .iter()
+                        .find(|r| r["key"] == key.as_str())
+                        .unwrap_or_else(|| panic!("{page}: no row {key}"));
+                    assert_eq!(row["badges"], json!(want), "{page} {key}: {item}");
+                    if ns == "travel" {
+                        assert!(!want.contains(&"missing sidecar"), "{page} {key}: {item}");
+                    }
+                    seen.extend(want.iter().map(|b| format!("{page}:{b}")));
+                }
+            }
+        }
+        for b in ["apps:ambient", "workloads:ambient", "workloads:waypoint", "services:ambient"] {
+            assert!(seen.contains(b), "no {b} badge drawn: {seen:?}");
+        }
+        screenshot(&c, "list-workloads-ambient").await;
+        let errors = console_errors(&c).await;
+        assert!(errors.is_empty(), "browser errors: {errors:#?}");
+    });
+}
+
 #[test]
 fn service_page_workload_charts_and_overview_links() {
     let m = demo();

@@ -30,19 +30,19 @@ const PAGES = {
   apps: {
     title: 'Apps', health: 'app', label: 'destination_app',
     rows: async (ns) => (await api(`namespaces/${enc(ns)}/apps`)).applications
-      .map((a) => ({ name: a.name, sidecar: a.meshSidecar })),
+      .map((a) => ({ name: a.name, sidecar: a.meshSidecar, ambient: a.isAmbient })),
     href: (ns, n) => `app${qs({ namespace: ns, app: n })}`,
   },
   workloads: {
     title: 'Workloads', health: 'workload', label: 'destination_workload',
     rows: async (ns) => (await api(`namespaces/${enc(ns)}/workloads`)).workloads
-      .map((w) => ({ name: w.name, sidecar: w.meshSidecar, type: w.type })),
+      .map((w) => ({ name: w.name, sidecar: w.meshSidecar, ambient: w.isAmbient, waypoint: w.isWaypoint, type: w.type })),
     href: (ns, n) => `workload${qs({ namespace: ns, workload: n })}`,
   },
   services: {
     title: 'Services', health: 'service', label: 'destination_service_name',
     rows: async (ns) => (await api(`namespaces/${enc(ns)}/services`)).services
-      .map((s) => ({ name: s.name, sidecar: s.meshSidecar })),
+      .map((s) => ({ name: s.name, sidecar: s.meshSidecar, ambient: s.isAmbient })),
     href: (ns, n) => `service${qs({ namespace: ns, service: n })}`,
   },
 };
@@ -114,7 +114,10 @@ async function namespaceRows(page, ns) {
     const req = r.req.get(it.name);
     const err = r.err.get(it.name) || 0;
     const badges = [];
-    if (!it.sidecar) badges.push('missing sidecar');
+    // Ambient workloads and waypoints have no sidecar by design: a badge, not "missing".
+    if (it.waypoint) badges.push('waypoint');
+    else if (it.ambient) badges.push('ambient');
+    else if (!it.sidecar) badges.push('missing sidecar');
     if (page === 'services' && vsHosts.some((h) => hostNames(h, ns, it.name, ns))) badges.push('virtual service');
     return { ns, name: it.name, health: healthOf(health[it.name]), req: req === undefined ? null : req,
       errPct: req ? (100 * err) / req : null, badges, href: p.href(ns, it.name), type: it.type };

@@ -2,9 +2,9 @@
 
 use meshlens_cluster::{ClusterState, NamespaceState, Workload};
 use meshlens_health::{
-    AppHealth, DeploymentStatus, Entity, Kind, ServiceHealth, ServiceProxy, Target, WorkloadHealth,
-    namespace_health, namespace_queries, object_status, proxy_health, proxy_queries, target_codes,
-    target_queries, target_requests,
+    Ambient, AppHealth, DeploymentStatus, Entity, Kind, ServiceHealth, ServiceProxy, Target,
+    WorkloadHealth, namespace_health, namespace_queries, object_status, proxy_health,
+    proxy_queries, target_codes, target_queries, target_requests,
 };
 use meshlens_params::query::first;
 use meshlens_query_batch::{Handle, QueryBatch};
@@ -161,6 +161,21 @@ fn ports(svc: &meshlens_cluster::records::ServiceRecord) -> Vec<i32> {
         .unwrap_or_default()
 }
 
+/// The cluster's ambient callers, to count each request once (`meshlens_health::Ambient`).
+pub(crate) fn ambient(cluster: &ClusterState) -> Ambient {
+    let mut a = Ambient::default();
+    for ns in cluster.namespaces() {
+        for w in ns.workloads.iter().filter(|w| w.is_ambient) {
+            if w.is_waypoint {
+                a.add_waypoint();
+            } else {
+                a.add_client(&ns.name, &w.name);
+            }
+        }
+    }
+    a
+}
+
 fn app_health(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let state = ctx.state.cluster.state().await?;
@@ -176,7 +191,8 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
         let ri = object_rate_interval(&ctx, ns_state, now)?;
         let domain = state.settings().identity_domain.clone();
         let mut batch = QueryBatch::new();
-        let requests = batch.add(target_queries(ns, Target::App(name), ri, now));
+        let ambient = ambient(&state);
+        let requests = batch.add(target_queries(ns, Target::App(name), &ambient, ri, now));
         let services: Vec<(String, Handle)> = app
             .services
             .iter()
@@ -202,13 +218,13 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
             ns,
             Kind::App,
             name,
-            &target_codes(results),
+            &target_codes(results, &ambient),
             &deployment_statuses,
         );
         Reply::json(&AppHealth {
             deployment_statuses,
             proxy,
-            requests: target_requests(results),
+            requests: target_requests(results, &ambient),
             status,
         })
     })
@@ -225,16 +241,17 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let now = ctx.state.metrics.default_time();
         let ri = object_rate_interval(&ctx, ns_state, now)?;
         let mut batch = QueryBatch::new();
-        let requests = batch.add(target_queries(ns, Target::Service(name), ri, now));
+        let ambient = ambient(&state);
+        let requests = batch.add(target_queries(ns, Target::Service(name), &ambient, ri, now));
         let proxy =
             batch.add(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
         let answers = ctx.state.metrics.fetch(&ctx.rc, batch).await?;
         let results = answers.get(requests);
-        let codes = target_codes(results);
+        let codes = target_codes(results, &ambient);
         let rules = ctx.state.config.health.rules();
         Reply::json(&ServiceHealth {
             proxy: proxy_health(answers.get(proxy)),
-            requests: target_requests(results),
+            requests: target_requests(results, &ambient),
             status: object_status(rules, ns, Kind::Service, name, &codes, &[]),
         })
     })
@@ -250,10 +267,11 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
             state.workload(ns, name).ok_or_else(|| ApiError::not_found("workload not found"))?;
         let now = ctx.state.metrics.default_time();
         let ri = object_rate_interval(&ctx, ns_state, now)?;
+        let ambient = ambient(&state);
         let results = ctx
             .state
             .metrics
-            .query_all(&ctx.rc, target_queries(ns, Target::Workload(name), ri, now))
+            .query_all(&ctx.rc, target_queries(ns, Target::Workload(name), &ambient, ri, now))
             .await?;
         let deployment_status = status_of(w);
         let status = object_status(
@@ -261,12 +279,12 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
             ns,
             Kind::Workload,
             name,
-            &target_codes(&results),
+            &target_codes(&results, &ambient),
             std::slice::from_ref(&deployment_status),
         );
         Reply::json(&WorkloadHealth {
             deployment_status,
-            requests: target_requests(&results),
+            requests: target_requests(&results, &ambient),
             status,
         })
     })
@@ -284,10 +302,11 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
         let now = ctx.state.metrics.default_time();
         let ri = rate_interval(&ctx, q.rate_interval, ns_state, now)?;
         let entities = entities(&state, ns_state, kind);
-        let results =
-            ctx.state.metrics.query_all(&ctx.rc, namespace_queries(ns, kind, ri, now)).await?;
+        let ambient = ambient(&state);
+        let queries = namespace_queries(ns, kind, &ambient, ri, now);
+        let results = ctx.state.metrics.query_all(&ctx.rc, queries).await?;
         let rules = ctx.state.config.health.rules();
-        Reply::json(&namespace_health(rules, ns, kind, entities, &results))
+        Reply::json(&namespace_health(rules, ns, kind, entities, &results, &ambient))
     })
 }
 

@@ -48,6 +48,9 @@ pub struct AppListItem {
     pub name: String,
     /// At least one workload, and all have the sidecar.
     pub mesh_sidecar: bool,
+    /// At least one workload, and all are ambient (ztunnel captures them, or waypoints); for
+    /// an app known only by its services, the workloads they select.
+    pub is_ambient: bool,
 }
 
 /// appDetails payload.
@@ -326,6 +329,22 @@ impl ClusterState {
         }
     }
 
+    /// An app known only by its services (e.g. a waypoint's, whose workload has no app
+    /// label): whether they select workloads and all of those are ambient.
+    fn selects_only_ambient(&self, ns: &str, app: &crate::model::App<'_>) -> bool {
+        let Some(n) = self.namespace(ns) else { return false };
+        if !app.workloads.is_empty() {
+            return false;
+        }
+        let named = |w: &&crate::model::Workload| {
+            w.services
+                .iter()
+                .any(|ws| app.services.iter().any(|s| s.metadata.name == ws.metadata.name))
+        };
+        let mut selected = n.workloads.iter().filter(named).peekable();
+        selected.peek().is_some() && selected.all(|w| w.is_ambient)
+    }
+
     /// appList: an unknown namespace has no apps.
     pub fn app_list(&self, ns: &str) -> AppList {
         AppList {
@@ -333,7 +352,11 @@ impl ClusterState {
             applications: self
                 .apps(ns)
                 .iter()
-                .map(|a| AppListItem { name: a.name.clone(), mesh_sidecar: a.has_sidecar() })
+                .map(|a| AppListItem {
+                    name: a.name.clone(),
+                    mesh_sidecar: a.has_sidecar(),
+                    is_ambient: a.is_ambient() || self.selects_only_ambient(ns, a),
+                })
                 .collect(),
         }
     }

@@ -26,6 +26,9 @@ pub struct ServiceListItem {
     pub name: String,
     /// It selects at least one workload, and every selected workload has the sidecar.
     pub mesh_sidecar: bool,
+    /// It selects at least one workload, and every selected workload is ambient (ztunnel
+    /// captures it, or it is a waypoint): no sidecar by design, not a missing one.
+    pub is_ambient: bool,
     /// It carries the app label (its own, else its selector's).
     pub app_label: bool,
     /// The workloads its selector selects, by name.
@@ -52,6 +55,7 @@ impl ClusterState {
                     .collect();
                 ServiceListItem {
                     mesh_sidecar: !selected.is_empty() && selected.iter().all(|w| w.has_sidecar),
+                    is_ambient: !selected.is_empty() && selected.iter().all(|w| w.is_ambient),
                     app_label: self.service_app(s).is_some(),
                     workloads: selected.iter().map(|w| w.name.clone()).collect(),
                     name,

@@ -12,6 +12,12 @@
 //! of their own, so the waypoint's report stands where the source's would be (Kiali
 //! `graph/telemetry/istio/util/util.go` `GetReporter` reads `reporter=~"waypoint|source"`).
 //! ztunnel reports only TCP, so a workload with ztunnel alone has no request counts.
+//! Which report stands for a request is told by its source ([`Ambient::counts`]), as the
+//! graph does (`meshlens-traffic`, `traffic_plan`): a waypoint's report only where the
+//! caller has no L7 proxy of its own (a sidecar's or gateway's `reporter="source"` report
+//! of the same request is read instead), and a sidecar server's `reporter="destination"`
+//! report also where the caller is an ambient workload (nobody on its side reports it).
+//! In a cluster without ambient workloads the queries are exactly those of a sidecar mesh.
 //!
 //! Every answer also carries a computed `status`, judged by the configured rules
 //! ([`Rules`], Kiali's `health_config.rate`) on the request rates by protocol and code,
@@ -20,9 +26,9 @@
 //! The crate plans structured queries and folds their results; it does no I/O.
 #![forbid(unsafe_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc};
+use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc, Series};
 use serde::Serialize;
 
 mod config;
@@ -177,6 +183,60 @@ pub struct NamespaceEntry {
     pub status: Status,
 }
 
+/// The cluster's ambient workloads other than waypoints (Istio ambient): callers without
+/// an L7 proxy of their own. Empty in a cluster without ambient workloads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ambient {
+    /// Workload names by namespace.
+    clients: BTreeMap<String, BTreeSet<String>>,
+    /// Whether the cluster has any ambient workload (waypoints too).
+    any: bool,
+}
+
+/// The labels an ambient-aware query adds to its grouping, for [`Ambient::counts`].
+const SOURCE_BY: [&str; 3] = ["reporter", "source_workload_namespace", "source_workload"];
+
+impl Ambient {
+    /// Records an ambient workload other than a waypoint.
+    pub fn add_client(&mut self, namespace: &str, workload: &str) {
+        self.clients.entry(namespace.into()).or_default().insert(workload.into());
+        self.any = true;
+    }
+    /// Records a waypoint.
+    pub fn add_waypoint(&mut self) {
+        self.any = true;
+    }
+    /// Whether nothing is ambient (the queries are then those of a sidecar mesh).
+    pub fn is_empty(&self) -> bool {
+        !self.any
+    }
+    fn is_client(&self, namespace: Option<&str>, workload: Option<&str>) -> bool {
+        namespace
+            .zip(workload)
+            .is_some_and(|(n, w)| self.clients.get(n).is_some_and(|s| s.contains(w)))
+    }
+    /// The clients' names as one alternation (any namespace: [`Ambient::counts`] checks it).
+    fn names(&self) -> Vec<String> {
+        let set: BTreeSet<&String> = self.clients.values().flatten().collect();
+        set.into_iter().map(|n| regex::escape(n)).collect()
+    }
+    /// Whether a series of the planned queries stands for its requests: a waypoint's report
+    /// only where the caller has no L7 proxy (an ambient workload, or one nobody can name),
+    /// a destination report only where the caller is unknown or an ambient workload; every
+    /// source report. Always true in a cluster without ambient workloads.
+    pub fn counts(&self, s: &Series) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        let (ns, wl) = (s.labels.get("source_workload_namespace"), s.labels.get("source_workload"));
+        let unknown = wl.is_none_or(|w| w == "unknown");
+        match s.labels.get("reporter") {
+            Some("waypoint" | "destination") => unknown || self.is_client(ns, wl),
+            _ => true,
+        }
+    }
+}
+
 fn base(matchers: Vec<Matcher>, group_by: &[&str], window_secs: u64, time: i64) -> MetricQuery {
     MetricQuery {
         metric: REQUESTS.into(),
@@ -194,26 +254,76 @@ fn from_client() -> Matcher {
     Matcher::re("reporter", "source|waypoint")
 }
 
-/// The two reports that together count every request into `dest` once: source- (or
-/// waypoint-) reported, plus destination-reported from callers without a proxy.
-fn counted_once(dest: Vec<Matcher>, group_by: &[&str], window: u64, time: i64) -> [MetricQuery; 2] {
+/// How a plan's queries group: `group_by`, plus the source and reporter where the cluster
+/// has ambient workloads ([`Ambient::counts`] reads them).
+fn grouping<'a>(group_by: &[&'a str], ambient: &Ambient) -> Vec<&'a str> {
+    let mut g = group_by.to_vec();
+    if !ambient.is_empty() {
+        g.extend(SOURCE_BY);
+    }
+    g
+}
+
+/// The reports that together count every request into `dest` once: source- (or
+/// waypoint-) reported, plus destination-reported from callers without a proxy (and, in an
+/// ambient cluster, from ambient callers).
+fn counted_once(
+    dest: Vec<Matcher>,
+    group_by: &[&str],
+    ambient: &Ambient,
+    window: u64,
+    time: i64,
+) -> [MetricQuery; 2] {
+    let by = grouping(group_by, ambient);
     let mut from_source = vec![from_client()];
     from_source.extend(dest.iter().cloned());
-    let mut from_unknown =
-        vec![Matcher::eq("reporter", "destination"), Matcher::eq("source_workload", "unknown")];
+    let unknown = if ambient.is_empty() {
+        Matcher::eq("source_workload", "unknown")
+    } else {
+        let mut names = vec!["unknown".to_string()];
+        names.extend(ambient.names());
+        Matcher::re("source_workload", &names.join("|"))
+    };
+    let mut from_unknown = vec![Matcher::eq("reporter", "destination"), unknown];
     from_unknown.extend(dest);
-    [base(from_source, group_by, window, time), base(from_unknown, group_by, window, time)]
+    [base(from_source, &by, window, time), base(from_unknown, &by, window, time)]
+}
+
+/// The outbound queries of `source`: its proxy's (or waypoints') reports, and in an ambient
+/// cluster the sidecar servers' reports of ambient callers.
+fn outbound(
+    source: Vec<Matcher>,
+    group_by: &[&str],
+    ambient: &Ambient,
+    window: u64,
+    time: i64,
+) -> Vec<MetricQuery> {
+    let by = grouping(group_by, ambient);
+    let mut m = vec![from_client()];
+    m.extend(source.iter().cloned());
+    let mut qs = vec![base(m, &by, window, time)];
+    let names = ambient.names();
+    if !names.is_empty() {
+        let mut m = vec![
+            Matcher::eq("reporter", "destination"),
+            Matcher::re("source_workload", &names.join("|")),
+        ];
+        m.extend(source);
+        qs.push(base(m, &by, window, time));
+    }
+    qs
 }
 
 /// Queries for one object's request health: inbound (two reports), then outbound.
 pub fn target_queries(
     namespace: &str,
     target: Target<'_>,
+    ambient: &Ambient,
     window_secs: u64,
     time: i64,
 ) -> Vec<MetricQuery> {
     let by = CODES;
-    let (inbound, outbound) = match target {
+    let (inbound, outbound_sel) = match target {
         Target::App(app) => (
             vec![
                 Matcher::eq("destination_workload_namespace", namespace),
@@ -242,11 +352,9 @@ pub fn target_queries(
             None,
         ),
     };
-    let mut qs: Vec<MetricQuery> = counted_once(inbound, &by, window_secs, time).into();
-    if let Some(out) = outbound {
-        let mut m = vec![from_client()];
-        m.extend(out);
-        qs.push(base(m, &by, window_secs, time));
+    let mut qs: Vec<MetricQuery> = counted_once(inbound, &by, ambient, window_secs, time).into();
+    if let Some(out) = outbound_sel {
+        qs.extend(outbound(out, &by, ambient, window_secs, time));
     }
     qs
 }
@@ -256,10 +364,13 @@ fn is_error(code: Option<&str>) -> bool {
 }
 
 /// Folds the results of [`target_queries`] (same order) into request counts.
-pub fn target_requests(results: &[impl std::borrow::Borrow<QueryResult>]) -> Requests {
+pub fn target_requests(
+    results: &[impl std::borrow::Borrow<QueryResult>],
+    ambient: &Ambient,
+) -> Requests {
     let mut r = Requests::default();
     for res in results {
-        for s in res.borrow().series.iter() {
+        for s in res.borrow().series.iter().filter(|s| ambient.counts(s)) {
             let v = value(s);
             r.request_count += v;
             if is_error(s.labels.get("response_code")) {
@@ -274,6 +385,7 @@ pub fn target_requests(results: &[impl std::borrow::Borrow<QueryResult>]) -> Req
 pub fn namespace_queries(
     namespace: &str,
     kind: Kind,
+    ambient: &Ambient,
     window_secs: u64,
     time: i64,
 ) -> Vec<MetricQuery> {
@@ -281,6 +393,7 @@ pub fn namespace_queries(
         Kind::Service => counted_once(
             vec![Matcher::eq("destination_service_namespace", namespace)],
             &["destination_service_name", CODES[0], CODES[1], CODES[2]],
+            ambient,
             window_secs,
             time,
         )
@@ -289,13 +402,15 @@ pub fn namespace_queries(
             let mut qs: Vec<MetricQuery> = counted_once(
                 vec![Matcher::eq("destination_workload_namespace", namespace)],
                 &["destination_app", "destination_workload", CODES[0], CODES[1], CODES[2]],
+                ambient,
                 window_secs,
                 time,
             )
             .into();
-            qs.push(base(
-                vec![from_client(), Matcher::eq("source_workload_namespace", namespace)],
+            qs.extend(outbound(
+                vec![Matcher::eq("source_workload_namespace", namespace)],
                 &["source_app", "source_workload", CODES[0], CODES[1], CODES[2]],
+                ambient,
                 window_secs,
                 time,
             ));
@@ -383,6 +498,7 @@ pub fn namespace_health(
     kind: Kind,
     entities: Vec<Entity>,
     results: &[impl std::borrow::Borrow<QueryResult>],
+    ambient: &Ambient,
 ) -> BTreeMap<String, NamespaceEntry> {
     let (in_label, out_label) = match kind {
         Kind::App => ("destination_app", "source_app"),
@@ -394,7 +510,7 @@ pub fn namespace_health(
         // Inbound results come first (two of them), outbound last.
         let inbound = i < 2;
         let label = if inbound { in_label } else { out_label };
-        for s in res.borrow().series.iter() {
+        for s in res.borrow().series.iter().filter(|s| ambient.counts(s)) {
             let Some(name) = s.labels.get(label) else { continue };
             let v = value(s);
             let err = is_error(s.labels.get("response_code"));

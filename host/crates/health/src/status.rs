@@ -119,11 +119,14 @@ pub(crate) fn add(by_code: &mut ByCode, s: &Series, v: f64) {
 
 /// Folds the results of [`crate::target_queries`] (inbound first, two of them; outbound
 /// last) into codes by direction.
-pub fn target_codes(results: &[impl std::borrow::Borrow<QueryResult>]) -> RequestCodes {
+pub fn target_codes(
+    results: &[impl std::borrow::Borrow<QueryResult>],
+    ambient: &crate::Ambient,
+) -> RequestCodes {
     let mut rc = RequestCodes::default();
     for (i, res) in results.iter().enumerate() {
         let dir = if i < 2 { &mut rc.inbound } else { &mut rc.outbound };
-        for s in res.borrow().series.iter() {
+        for s in res.borrow().series.iter().filter(|s| ambient.counts(s)) {
             add_series(dir, s);
         }
     }

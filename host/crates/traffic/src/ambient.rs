@@ -67,6 +67,8 @@ pub const IS_WAYPOINT: &str = "isWaypoint";
 pub struct AmbientWorkloads {
     /// Waypoint names by namespace: looked up per series without making a key.
     waypoints: HashMap<String, HashSet<String>>,
+    /// Ambient workloads other than waypoints, by namespace: callers without an L7 proxy.
+    clients: HashMap<String, HashSet<String>>,
     workloads: HashSet<(String, String)>,
     apps: HashSet<(String, String)>,
     versions: HashSet<(String, String, String)>,
@@ -80,6 +82,7 @@ impl AmbientWorkloads {
     }
     /// Records an ambient workload (namespace, name).
     pub fn add_workload(&mut self, namespace: &str, name: &str) {
+        self.clients.entry(namespace.into()).or_default().insert(name.into());
         self.workloads.insert((namespace.into(), name.into()));
     }
     /// Records an app whose workloads are all ambient.
@@ -93,6 +96,17 @@ impl AmbientWorkloads {
     /// Whether (namespace, workload) is a waypoint.
     pub fn is_waypoint(&self, namespace: &str, workload: &str) -> bool {
         self.waypoints.get(namespace).is_some_and(|s| s.contains(workload))
+    }
+    /// Whether (namespace, workload) is an ambient workload other than a waypoint.
+    pub fn is_client(&self, namespace: &str, workload: &str) -> bool {
+        self.clients.get(namespace).is_some_and(|s| s.contains(workload))
+    }
+    /// The names of the ambient workloads other than waypoints, sorted, each once.
+    pub fn client_names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.clients.values().flatten().map(String::as_str).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
     }
     /// The waypoints' workload names, sorted, each once.
     pub fn waypoint_names(&self) -> Vec<&str> {

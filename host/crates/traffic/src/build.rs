@@ -13,7 +13,7 @@ use par_chunks::{Stopped, try_map_chunks_in_order};
 
 use crate::ambient::AmbientWorkloads;
 use crate::options::GraphOptions;
-use crate::plan::{PlannedQuery, TrafficKind, round_value};
+use crate::plan::{PlannedQuery, SourceFilter, TrafficKind, round_value};
 
 /// Builds the graph from the traffic queries' results (`results[i]` answers `plan[i]`;
 /// missing results count as empty). Values are rounded as they are read ([`round_value`]),
@@ -122,7 +122,7 @@ fn resolve<'a>(
         };
         let src_wp = is_wp(sl.src_ns, sl.src_wl);
         let dst_wp = is_wp(sl.dst_wl_ns, sl.dst_wl);
-        if p.from_waypoint && !src_wp {
+        if p.source == SourceFilter::Waypoint && !src_wp {
             return None;
         }
         if src_wp && sl.src_app.is_some() {
@@ -132,8 +132,17 @@ fn resolve<'a>(
             sl.dst_app = Some(UNKNOWN);
         }
         inject &= !src_wp && !dst_wp;
-    } else if p.from_waypoint {
+    } else if p.source == SourceFilter::Waypoint {
         return None;
+    }
+    // Whose report stands for a request (`plan.rs`, `traffic_plan`).
+    let client = || ambient.is_client(sl.src_ns.unwrap_or(UNKNOWN), sl.src_wl.unwrap_or(UNKNOWN));
+    match p.source {
+        SourceFilter::NoProxy if sl.src_wl.is_some_and(|w| w != UNKNOWN) && !client() => {
+            return None;
+        }
+        SourceFilter::AmbientClient if !client() => return None,
+        _ => {}
     }
     if let Some(missing) = first_missing(&sl, p.kind) {
         tracing::warn!(label = missing, "skipping a traffic sample without the label");

@@ -37,7 +37,8 @@ pub use options::{
 pub use output::GraphOutput;
 pub use par_chunks::Stopped;
 pub use plan::{
-    PlannedQuery, TrafficKind, round_results, round_value, traffic_plan, traffic_queries,
+    PlannedQuery, SourceFilter, TrafficKind, round_results, round_value, traffic_plan,
+    traffic_queries,
 };
 pub use query::{
     Flag, GoSeconds, GraphQuery, GraphTypeParam, InjectParam, NotOffered, Quantile, UnixSeconds,

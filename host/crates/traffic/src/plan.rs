@@ -32,9 +32,30 @@ pub struct PlannedQuery {
     /// Series whose labels all equal these pairs are skipped: a node graph's outbound query
     /// also sees the node's calls to itself, which its inbound query already counted.
     pub skip_if: Vec<(String, String)>,
-    /// Only series whose source is a known waypoint count: the server-side ztunnel's half of
-    /// a hop through a waypoint (its other reports repeat what the client's ztunnel said).
-    pub from_waypoint: bool,
+    /// Which series count, by their source (see [`SourceFilter`]).
+    pub source: SourceFilter,
+}
+
+/// Which series of an ambient query count, by their source. The queries narrow the source
+/// by name only (one regular expression of names, whatever the namespaces); the builder
+/// checks the namespace and name against the cluster's ambient workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SourceFilter {
+    /// Every series.
+    #[default]
+    Any,
+    /// Only those from a known waypoint: the server-side ztunnel's half of a hop through a
+    /// waypoint (its other reports repeat what the client's ztunnel said).
+    Waypoint,
+    /// Only those from callers without an L7 proxy of their own: ambient workloads, and
+    /// callers nobody can name. A waypoint's report of a request from a sidecar (or a
+    /// gateway) repeats that proxy's own `reporter="source"` report, which is read instead,
+    /// whatever `ambientTraffic` says.
+    NoProxy,
+    /// Only those from ambient workloads other than waypoints: a sidecar server's
+    /// `reporter="destination"` report of a request from an ambient caller that went
+    /// through no waypoint, which nobody on the caller's side reports (ztunnel has no L7).
+    AmbientClient,
 }
 
 const REQUESTS: &str = "istio_requests_total";
@@ -66,7 +87,7 @@ fn query(opts: &GraphOptions, kind: TrafficKind, matchers: Vec<Matcher>) -> Plan
         },
         kind,
         skip_if: Vec::new(),
-        from_waypoint: false,
+        source: SourceFilter::Any,
     }
 }
 
@@ -94,14 +115,22 @@ fn ztunnel() -> Matcher {
 ///
 /// Each request and hop is counted once. Kiali sends `reporter=~"waypoint|source"` and
 /// `reporter=~"waypoint|destination"` and drops repeated series while adding them
-/// (`addTraffic` / `addEdgeTraffic` in `graph/telemetry/istio/istio.go`); we send disjoint
-/// queries instead, so nothing needs dropping:
-/// - waypoint requests: those whose source is in the requested namespaces, plus those
-///   from elsewhere into them (node graphs: into the node, and out of it);
+/// (`addTraffic` / `addEdgeTraffic` in `graph/telemetry/istio/istio.go`, which keeps the
+/// first report of an edge, code and flags it meets); we send disjoint queries instead and
+/// tell from each series' source which report stands for a request ([`SourceFilter`]):
+/// - a caller's own proxy (sidecar or gateway, `reporter="source"`), always: sidecar
+///   telemetry does not depend on `ambientTraffic`;
+/// - a waypoint's report where the caller has no L7 proxy (an ambient workload, or a caller
+///   nobody can name): those from the requested namespaces, plus those from elsewhere into
+///   them (node graphs: into the node, and out of it);
+/// - a sidecar server's `reporter="destination"` report where the caller is an ambient
+///   workload (no waypoint on the way: ztunnel reports no requests). The bytes of such a
+///   call are ztunnel's `reporter="source"` report, or, when ztunnel's are not read, the
+///   sidecar's `reporter="destination"` one;
 /// - ztunnel TCP: the client's ztunnel reports client → server and client → waypoint
 ///   (`reporter="source"`, read by the sidecar queries); the waypoint → server half is
 ///   reported only by the server's ztunnel, so destination reports are read too, and
-///   only those from a waypoint kept ([`PlannedQuery::from_waypoint`]).
+///   only those from a waypoint kept.
 ///
 /// With `ambientTraffic` `waypoint` or `none` every TCP query excludes `app="ztunnel"`.
 /// A cluster without ambient workloads gets exactly the sidecar plan.
@@ -117,12 +146,14 @@ pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
         }
     }
     let ns = &opts.namespaces;
-    // The waypoints' names narrow the server-side reports to (about) the waypoint halves.
+    // The waypoints' names narrow the server-side reports to (about) the waypoint halves,
+    // the ambient workloads' names the sidecar servers' reports to (about) ambient callers.
     let names = opts.ambient.waypoint_names();
     let known_src = || ns_in(SRC_WL, &names);
-    let mut add = |kind: TrafficKind, m: Vec<Matcher>, skip_if: &[(&str, &str)]| {
+    let clients = opts.ambient.client_names();
+    let mut add = |kind: TrafficKind, source, m: Vec<Matcher>, skip_if: &[(&str, &str)]| {
         let mut q = query(opts, kind, m);
-        q.from_waypoint = kind == TrafficKind::TcpBytes;
+        q.source = source;
         q.skip_if = skip_if.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
         plan.push(q);
     };
@@ -130,19 +161,32 @@ pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
     let want_zt = at.ztunnel_tcp() && opts.ambient.has_waypoints();
     let req = TrafficKind::Requests;
     let tcp = TrafficKind::TcpBytes;
+    let (half, no_proxy, client) =
+        (SourceFilter::Waypoint, SourceFilter::NoProxy, SourceFilter::AmbientClient);
+    // Sidecar servers' reports of ambient callers: requests always, bytes when ztunnel's
+    // `reporter="source"` reports are not read (then this is the one report left).
+    let mut from_clients: Vec<(TrafficKind, Vec<Matcher>)> = Vec::new();
+    if !clients.is_empty() {
+        from_clients.push((req, vec![dst(), ns_in(SRC_WL, &clients)]));
+        if !at.ztunnel_tcp() {
+            let not_zt = Matcher::ne(ZTUNNEL_APP.0, ZTUNNEL_APP.1);
+            from_clients.push((tcp, vec![dst(), ns_in(SRC_WL, &clients), not_zt]));
+        }
+    }
     match &opts.target {
         GraphTarget::Namespaces => {
+            let mesh_filter = || {
+                opts.excludes_mesh().then(|| Matcher::ne(DST_SVC_NS, &opts.settings.mesh_namespace))
+            };
             if want_wp {
                 let mut inside = vec![waypoint(), ns_in(SRC_NS, ns)];
-                inside.extend(
-                    opts.excludes_mesh()
-                        .then(|| Matcher::ne(DST_SVC_NS, &opts.settings.mesh_namespace)),
-                );
-                add(req, inside, &[]);
-                add(req, vec![waypoint(), ns_not_in(SRC_NS, ns), ns_in(DST_SVC_NS, ns)], &[]);
+                inside.extend(mesh_filter());
+                add(req, no_proxy, inside, &[]);
+                let outside = vec![waypoint(), ns_not_in(SRC_NS, ns), ns_in(DST_SVC_NS, ns)];
+                add(req, no_proxy, outside, &[]);
             }
             if want_zt {
-                add(tcp, vec![dst(), ztunnel(), known_src(), ns_in(DST_WL_NS, ns)], &[]);
+                add(tcp, half, vec![dst(), ztunnel(), known_src(), ns_in(DST_WL_NS, ns)], &[]);
                 let out = vec![
                     dst(),
                     ztunnel(),
@@ -150,28 +194,43 @@ pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
                     ns_in(SRC_NS, ns),
                     ns_not_in(DST_WL_NS, ns),
                 ];
-                add(tcp, out, &[]);
+                add(tcp, half, out, &[]);
+            }
+            for (kind, m) in from_clients {
+                let mut inside = [m.clone(), vec![ns_in(SRC_NS, ns)]].concat();
+                inside.extend(mesh_filter());
+                add(kind, client, inside, &[]);
+                let outside = vec![ns_not_in(SRC_NS, ns), ns_in(DST_SVC_NS, ns)];
+                add(kind, client, [m, outside].concat(), &[]);
             }
         }
         GraphTarget::Service { namespace, service } => {
             let sel = [Matcher::eq(DST_SVC_NS, namespace), Matcher::eq(DST_SVC, service)];
             if want_wp {
-                add(req, [vec![waypoint()], sel.to_vec()].concat(), &[]);
+                add(req, no_proxy, [vec![waypoint()], sel.to_vec()].concat(), &[]);
             }
             if want_zt {
-                add(tcp, [vec![dst(), ztunnel(), known_src()], sel.to_vec()].concat(), &[]);
+                add(tcp, half, [vec![dst(), ztunnel(), known_src()], sel.to_vec()].concat(), &[]);
+            }
+            for (kind, m) in from_clients {
+                add(kind, client, [m, sel.to_vec()].concat(), &[]);
             }
         }
         GraphTarget::Workload { .. } | GraphTarget::App { .. } | GraphTarget::AppVersion { .. } => {
             let (inbound, outbound) = node_selectors(&opts.target);
             let sel: Vec<Matcher> = inbound.iter().map(|(n, v)| Matcher::eq(n, v)).collect();
             if want_wp {
-                add(req, [vec![waypoint()], sel.clone()].concat(), &[]);
-                add(req, [vec![waypoint()], outbound.clone()].concat(), &inbound);
+                add(req, no_proxy, [vec![waypoint()], sel.clone()].concat(), &[]);
+                add(req, no_proxy, [vec![waypoint()], outbound.clone()].concat(), &inbound);
             }
             if want_zt {
-                add(tcp, [vec![dst(), ztunnel(), known_src()], sel].concat(), &[]);
-                add(tcp, [vec![dst(), ztunnel(), known_src()], outbound].concat(), &inbound);
+                add(tcp, half, [vec![dst(), ztunnel(), known_src()], sel.clone()].concat(), &[]);
+                let out = [vec![dst(), ztunnel(), known_src()], outbound.clone()].concat();
+                add(tcp, half, out, &inbound);
+            }
+            for (kind, m) in from_clients {
+                add(kind, client, [m.clone(), sel.clone()].concat(), &[]);
+                add(kind, client, [m, outbound.clone()].concat(), &inbound);
             }
         }
     }
@@ -399,17 +458,20 @@ mod tests {
         let waypoint_queries = |p: &[PlannedQuery]| {
             p.iter().filter(|q| has(&q.query, REPORTER, Eq, "waypoint")).count()
         };
-        let ztunnel_halves = |p: &[PlannedQuery]| p.iter().filter(|q| q.from_waypoint).count();
+        let ztunnel_halves =
+            |p: &[PlannedQuery]| p.iter().filter(|q| q.source == SourceFilter::Waypoint).count();
         let excludes_ztunnel = |p: &[PlannedQuery]| {
             p.iter()
                 .filter(|q| q.kind == TrafficKind::TcpBytes)
                 .all(|q| has(&q.query, "app", Ne, "ztunnel"))
         };
         let total = plan("total");
-        assert_eq!((total.len(), waypoint_queries(&total), ztunnel_halves(&total)), (10, 2, 2));
+        // 6 sidecar queries, 2 waypoint ones, 2 server-side halves, and 2 for sidecar
+        // servers' reports of ambient callers' requests.
+        assert_eq!((total.len(), waypoint_queries(&total), ztunnel_halves(&total)), (12, 2, 2));
         assert!(!excludes_ztunnel(&total));
         // The server-side halves are destination reports from a known waypoint's name.
-        for q in total.iter().filter(|q| q.from_waypoint) {
+        for q in total.iter().filter(|q| q.source == SourceFilter::Waypoint) {
             assert!(has(&q.query, REPORTER, Eq, "destination"), "{q:?}");
             assert!(has(&q.query, "app", Eq, "ztunnel") && has(&q.query, SRC_WL, Eq, "waypoint"));
         }
@@ -419,8 +481,32 @@ mod tests {
         assert_eq!((waypoint_queries(&w), ztunnel_halves(&w)), (2, 0));
         assert!(excludes_ztunnel(&w));
         let n = plan("none");
-        assert_eq!((n.len(), waypoint_queries(&n), ztunnel_halves(&n)), (6, 0, 0));
+        // Without ztunnel's reports the sidecar servers' TCP reports of ambient callers count.
+        assert_eq!((n.len(), waypoint_queries(&n), ztunnel_halves(&n)), (10, 0, 0));
         assert!(excludes_ztunnel(&n));
+        let clients = |p: &[PlannedQuery], kind| {
+            p.iter()
+                .filter(|q| q.source == SourceFilter::AmbientClient && q.kind == kind)
+                .inspect(|q| {
+                    assert!(has(&q.query, REPORTER, Eq, "destination"), "{q:?}");
+                    assert!(has(&q.query, SRC_WL, Eq, "front"), "{q:?}");
+                })
+                .count()
+        };
+        assert_eq!(
+            (clients(&total, TrafficKind::Requests), clients(&total, TrafficKind::TcpBytes)),
+            (2, 0)
+        );
+        assert_eq!(
+            (clients(&n, TrafficKind::Requests), clients(&n, TrafficKind::TcpBytes)),
+            (2, 2)
+        );
+        assert!(
+            total
+                .iter()
+                .filter(|q| has(&q.query, REPORTER, Eq, "waypoint"))
+                .all(|q| q.source == SourceFilter::NoProxy)
+        );
         // Node graphs: into the node and out of it, the outbound side skipping self-calls.
         let node = traffic_plan(&ambient_opts(
             GraphTarget::Workload { namespace: "a".into(), workload: "front".into() },

@@ -16,7 +16,7 @@ fn matcher_text(q: &MetricQuery) -> Vec<String> {
 
 #[test]
 fn an_object_is_counted_from_source_reports_plus_unknown_callers() {
-    let qs = target_queries("bookinfo", Target::App("reviews"), 600, 1000);
+    let qs = target_queries("bookinfo", Target::App("reviews"), &Ambient::default(), 600, 1000);
     assert_eq!(qs.len(), 3);
     // The source's report, or the waypoint's (ambient: the client has no L7 proxy).
     let m0 = matcher_text(&qs[0]);
@@ -36,7 +36,7 @@ fn an_object_is_counted_from_source_reports_plus_unknown_callers() {
     );
     assert_eq!(qs[0].window_secs, 600);
     assert_eq!(
-        target_queries("ns", Target::Service("s"), 60, 1).len(),
+        target_queries("ns", Target::Service("s"), &Ambient::default(), 60, 1).len(),
         2,
         "services have no outbound"
     );
@@ -53,16 +53,16 @@ fn counts_sum_rates_and_errors_are_4xx_and_5xx() {
             series(&[("response_code", "400")], 3.5),
         ]),
     ];
-    let r = target_requests(&results);
+    let r = target_requests(&results, &Ambient::default());
     assert!((r.request_count - 10.1).abs() < 1e-9);
     assert!((r.request_error_count - 5.1).abs() < 1e-9);
 }
 
 #[test]
 fn namespace_health_uses_a_fixed_number_of_queries() {
-    assert_eq!(namespace_queries("ns", Kind::App, 600, 0).len(), 3);
-    assert_eq!(namespace_queries("ns", Kind::Workload, 600, 0).len(), 3);
-    assert_eq!(namespace_queries("ns", Kind::Service, 600, 0).len(), 2);
+    assert_eq!(namespace_queries("ns", Kind::App, &Ambient::default(), 600, 0).len(), 3);
+    assert_eq!(namespace_queries("ns", Kind::Workload, &Ambient::default(), 600, 0).len(), 3);
+    assert_eq!(namespace_queries("ns", Kind::Service, &Ambient::default(), 600, 0).len(), 2);
 }
 
 #[test]
@@ -86,7 +86,14 @@ fn namespace_ratios_follow_kiali_and_idle_objects_get_minus_one() {
         Entity { name: "reviews".into(), statuses: Some(vec![]), status: None },
         Entity { name: "idle".into(), statuses: Some(vec![]), status: None },
     ];
-    let h = namespace_health(&Rules::default(), "bookinfo", Kind::App, entities, &results);
+    let h = namespace_health(
+        &Rules::default(),
+        "bookinfo",
+        Kind::App,
+        entities,
+        &results,
+        &Ambient::default(),
+    );
     let r = h["reviews"].requests;
     assert!((r.error_ratio - 5.1 / 10.1).abs() < 1e-9);
     assert_eq!(r.inbound_error_ratio, 1.0);
@@ -125,3 +132,66 @@ fn proxy_gauges_are_named_like_envoy_and_summed_per_direction() {
 }
 
 mod rules;
+
+/// Ambient: a waypoint's report counts only where the caller has no L7 proxy, and a sidecar
+/// server's report also where the caller is an ambient workload; each request once.
+#[test]
+fn ambient_callers_are_counted_from_one_report_each() {
+    let mut a = Ambient::default();
+    a.add_client("wp", "front-v1");
+    a.add_client("amb", "client-v1");
+    a.add_waypoint();
+    let qs = target_queries("wp", Target::Workload("back-v1"), &a, 600, 0);
+    // Inbound: source|waypoint, destination from unknown or ambient callers; outbound: both.
+    assert_eq!(qs.len(), 4);
+    let m1 = matcher_text(&qs[1]);
+    assert!(m1.contains(&"source_workloadReunknown|client\\-v1|front\\-v1".to_string()), "{m1:?}");
+    for q in &qs {
+        let by: Vec<&str> =
+            q.group_by.as_ref().into_option().into_iter().flatten().map(|s| s.as_str()).collect();
+        assert!(
+            by.ends_with(&["reporter", "source_workload_namespace", "source_workload"]),
+            "{by:?}"
+        );
+    }
+    let rep = |r: &str, ns: &str, wl: &str, code: &str, v: f64| {
+        series(
+            &[
+                ("reporter", r),
+                ("source_workload_namespace", ns),
+                ("source_workload", wl),
+                ("response_code", code),
+            ],
+            v,
+        )
+    };
+    let results = vec![
+        result(vec![
+            rep("waypoint", "wp", "front-v1", "200", 4.0),
+            rep("waypoint", "wp", "front-v1", "503", 1.0),
+            // A sidecar's request through the waypoint: its own report stands for it.
+            rep("source", "mix", "caller-v1", "200", 6.0),
+            rep("waypoint", "mix", "caller-v1", "200", 6.0),
+            rep("waypoint", "unknown", "unknown", "200", 0.5),
+        ]),
+        result(vec![
+            rep("destination", "unknown", "unknown", "500", 1.0),
+            rep("destination", "amb", "client-v1", "404", 2.0),
+            // Same name, other namespace: a sidecar, whose own report was read.
+            rep("destination", "mix", "client-v1", "200", 7.0),
+        ]),
+        result(vec![]),
+        result(vec![]),
+    ];
+    let r = target_requests(&results, &a);
+    assert!((r.request_count - 14.5).abs() < 1e-9, "{r:?}");
+    assert!((r.request_error_count - 4.0).abs() < 1e-9, "{r:?}");
+    // A cluster without ambient workloads: the sidecar mesh's queries, everything read.
+    let none = Ambient::default();
+    let plain = target_queries("wp", Target::Workload("back-v1"), &none, 600, 0);
+    assert_eq!(plain.len(), 3);
+    assert!(plain.iter().all(|q| {
+        !q.group_by.as_ref().into_option().into_iter().flatten().any(|s| s.as_str() == "reporter")
+    }));
+    assert_eq!(target_requests(&results, &none).request_count, 27.5);
+}

@@ -203,7 +203,7 @@ fn grpc_errors_are_read_from_grpc_status_and_no_response_is_a_dash() {
                 .into(),
         },
     ];
-    let rc = target_codes(&results);
+    let rc = target_codes(&results, &crate::Ambient::default());
     assert_eq!(rc.inbound["grpc"]["14"], 2.0);
     assert_eq!(rc.inbound["http"]["-"], 1.0);
     assert_eq!(rc.outbound["http"]["200"], 3.0);

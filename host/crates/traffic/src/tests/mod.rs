@@ -388,8 +388,14 @@ fn ambient_series_build_waypoint_workload_nodes_and_keep_only_waypoint_halves() 
         ]);
         o.ambient = std::sync::Arc::new(a.clone());
         let plan = traffic_plan(&o);
-        let half = plan.iter().position(|p| p.from_waypoint).expect("a server-side half query");
-        let wp_req = plan.len() - 4; // the waypoint request queries come right after the sidecar plan
+        let half = plan
+            .iter()
+            .position(|p| p.source == SourceFilter::Waypoint)
+            .expect("a server-side half query");
+        let wp_req = plan
+            .iter()
+            .position(|p| p.source == SourceFilter::NoProxy)
+            .expect("a waypoint request query");
         let inside_tcp = 5;
         let mut results: Vec<QueryResult> = plan.iter().map(|_| QueryResult::default()).collect();
         let r = |v: Vec<Series>| QueryResult { series: v.into_iter().collect::<RVec<_>>() };
