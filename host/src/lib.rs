@@ -25,3 +25,6 @@ pub mod router;
 pub mod server;
 pub mod state;
 pub mod telemetry;
+// The generator of host/swagger.json (a test writes or checks the file).
+#[cfg(test)]
+mod swagger_gen;
