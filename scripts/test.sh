@@ -11,14 +11,14 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
   $sudo apt-get update -qq
-  # chromium + chromium-driver: the console's browser tests (tests/tests/console.rs);
-  # wrk: the load tests (tests/tests/load.rs) and the load benchmark.
+  # chromium + chromium-driver: the console's browser tests (tests/tests/console/);
+  # wrk: the load tests (tests/tests/process/load.rs) and the load benchmark.
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus chromium chromium-driver victoria-metrics openssl wrk
 fi
 # Build once: the tests take the binary and the plugin libraries from target/debug/ and
 # never run cargo themselves (tests/src/server.rs::ensure_built names this command when
 # something is missing). The out-of-tree appender example is its own workspace
-# (tests/tests/graph_custom_appender.rs loads it from this target folder).
+# (tests/tests/process/graph_custom_appender.rs loads it from this target folder).
 cargo build --workspace
 cargo build --offline --manifest-path plugins/examples/error-threshold/Cargo.toml \
   --target-dir target/tmp/example-error-threshold
