@@ -27,3 +27,6 @@ pub mod server;
 pub mod service;
 pub mod state;
 pub mod telemetry;
+// The generator of host/swagger.json (a test writes or checks the file).
+#[cfg(test)]
+mod swagger_gen;

@@ -72,7 +72,7 @@ fn main() {
     let t = Instant::now();
     let f = fixture(&args);
     println!(
-        "fixture (gen_traffic.py + promtool, cached across runs): {:.1} s",
+        "fixture (metrics_simulation::fixture + promtool, cached across runs): {:.1} s",
         t.elapsed().as_secs_f64()
     );
     let text = std::fs::read_to_string(&f.openmetrics).expect("read fixture");

@@ -1,5 +1,5 @@
 //! A generated test mesh for load tests and benchmarks: `namespaces` namespaces `ns-N`, each a
-//! chain of `workloads` workloads `wI-v1` (what `gen_traffic.py --topology synthetic`
+//! chain of `workloads` workloads `wI-v1` (what `metrics_simulation::fixture`'s synthetic mesh
 //! writes traffic for), as snapshot manifests, with its traffic in a real Prometheus and a
 //! meshlens on both.
 

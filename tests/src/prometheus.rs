@@ -1,9 +1,9 @@
 //! A real Prometheus for tests, and the metrics backend plugins loaded through the real
 //! plugin boundary.
 //!
-//! - [`fixture`] writes traffic with `scripts/gen_traffic.py` and backfills it into TSDB
-//!   blocks with `promtool tsdb create-blocks-from openmetrics`, once per test process and
-//!   set of generator arguments.
+//! - [`fixture`] writes constant-rate traffic with `metrics_simulation::fixture` and
+//!   backfills it into TSDB blocks with `promtool tsdb create-blocks-from openmetrics`, once
+//!   per test process and set of fixture arguments.
 //! - [`simulated`] does the same with the simulator's model (`meshlens simulate`): the
 //!   samples the live `simulator` backend holds, for a real Prometheus to answer from.
 //! - [`PromServer`] copies a fixture's blocks into its own data folder and runs
@@ -24,9 +24,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use metrics_simulation::fixture;
 use plugin_api::{MetricsBackendBox, PluginMod_Ref};
-
-use crate::server::workspace_root;
 
 /// Finds a program on PATH; panics naming the Debian package when it is missing.
 pub fn tool(name: &str) -> PathBuf {
@@ -49,7 +48,8 @@ pub struct Fixture {
     pub openmetrics: PathBuf,
     /// The TSDB folder promtool wrote (copied per server).
     pub blocks: PathBuf,
-    /// The generator's `--expected` JSON (for [`simulated`] data: only `start` and `end`).
+    /// The fixture's expected answers (`metrics_simulation::fixture::write`; for
+    /// [`simulated`] data: only `start` and `end`).
     pub expected: serde_json::Value,
     /// The folder of a per-call fixture, removed with it.
     _dir: Option<tempfile::TempDir>,
@@ -76,7 +76,9 @@ fn profile_dir() -> PathBuf {
     dir
 }
 
-/// The fixture for these `gen_traffic.py` arguments (`--out`/`--expected` are added).
+/// The fixture for these arguments (`metrics_simulation::fixture::Options::parse`:
+/// `--topology demo|synthetic`, `--namespaces`, `--workloads`, `--minutes`, `--end`,
+/// `--step`, `--duration-unit`).
 ///
 /// Built once per test process; kept under `target/tmp/meshlens-prom-fixtures/`, keyed by
 /// the arguments and the generator's text, so later runs with a fixed `--end` reuse it.
@@ -97,12 +99,12 @@ pub fn fixture(args: &[&str]) -> Arc<Fixture> {
 
 fn build_fixture(args: &[&str]) -> Fixture {
     use std::hash::{Hash, Hasher};
-    let script = workspace_root().join("scripts").join("gen_traffic.py");
-    let script_text = std::fs::read(&script).expect("read scripts/gen_traffic.py");
+    let options =
+        fixture::Options::parse(args).unwrap_or_else(|e| panic!("fixture arguments {args:?}: {e}"));
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     args.hash(&mut hasher);
-    script_text.hash(&mut hasher);
-    let now_based = !args.windows(2).any(|w| w[0] == "--end" && w[1] != "now");
+    fixture::SOURCE.hash(&mut hasher);
+    let now_based = options.end.is_none();
     let root = profile_dir()
         .parent()
         .map(Path::to_path_buf)
@@ -122,7 +124,7 @@ fn build_fixture(args: &[&str]) -> Fixture {
         std::fs::create_dir_all(&root).expect("create fixture root");
         let staging =
             tempfile::Builder::new().prefix(".staging-").tempdir_in(&root).expect("staging folder");
-        generate(&script, staging.path(), args);
+        generate(&options, staging.path());
         std::fs::write(staging.path().join("done"), args.join(" ")).expect("mark fixture done");
         let staged = staging.keep();
         let _ = std::fs::remove_dir_all(&dir);
@@ -218,22 +220,19 @@ fn backfill(openmetrics: &Path, blocks: &Path) {
     );
 }
 
-fn generate(script: &Path, dir: &Path, args: &[&str]) {
+fn generate(options: &fixture::Options, dir: &Path) {
+    use std::io::{BufWriter, Write};
     let openmetrics = dir.join("metrics.om");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg("--out")
-        .arg(&openmetrics)
-        .arg("--expected")
-        .arg(dir.join("expected.json"))
-        .args(args)
-        .output()
-        .expect("run python3 scripts/gen_traffic.py");
-    assert!(
-        out.status.success(),
-        "gen_traffic.py failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let file = std::fs::File::create(&openmetrics).expect("create metrics.om");
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let expected = fixture::write(options, now, &mut out).expect("write metrics.om");
+    out.flush().expect("write metrics.om");
+    let mut json = Vec::new();
+    fixture::write_expected(&expected, &mut json).expect("expected JSON");
+    std::fs::write(dir.join("expected.json"), json).expect("write expected.json");
     backfill(&openmetrics, &dir.join("blocks"));
 }
 

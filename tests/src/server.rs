@@ -1,8 +1,8 @@
 //! Starts the real `meshlens` binary on 127.0.0.1:0 and talks to it over plain HTTP (reqwest).
 //!
 //! The binary and the plugin libraries come from this build's target folder
-//! (`target/<profile>/`); `ensure_built` runs `cargo build` once per test binary so they
-//! are current even when only `cargo test` was run.
+//! (`target/<profile>/`), built before the tests by `cargo build --workspace` (what
+//! `scripts/test.sh` runs first); `ensure_built` fails with that command when they are missing.
 
 use std::{
     collections::HashMap,
@@ -31,45 +31,61 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
 }
 
-/// Builds the binary and every bundled plugin once per test process.
+/// The command that builds what the tests run (`scripts/test.sh` runs it before the tests).
+fn build_command() -> &'static str {
+    if profile_dir().file_name().and_then(|n| n.to_str()) == Some("release") {
+        "cargo build --release --workspace"
+    } else {
+        "cargo build --workspace"
+    }
+}
+
+/// Checks, once per test process, that the binary and every bundled and test plugin of
+/// this build are in `target/<profile>/`, and panics naming the build command when one is
+/// missing. Tests never run cargo themselves: a build inside a test is built per test
+/// binary, and its package set unifies features differently from `cargo test`'s, so the two
+/// would rebuild each other's outputs.
 pub fn ensure_built() {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let profile = profile_dir();
-        // The same command as scripts/test.sh runs first, so this is a no-op there (another
-        // package set would unify features differently and rebuild half the graph).
-        let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root()).args(["build", "--workspace"]);
-        // What cargo sets for this test process is not set in a shell: build scripts that
-        // watch these (ring watches CARGO_MANIFEST_DIR and CARGO_PKG_NAME) would otherwise
-        // rebuild here, and again at the next `cargo test`.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            if ["CARGO_PKG_", "CARGO_BIN_", "CARGO_MANIFEST_"].iter().any(|p| key.starts_with(p))
-                || ["CARGO_CRATE_NAME", "CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR"]
-                    .contains(&&*key)
-            {
-                cmd.env_remove(&*key);
+    static CHECKED: OnceLock<()> = OnceLock::new();
+    CHECKED.get_or_init(|| {
+        let binary = binary_path();
+        let mut missing: Vec<String> = Vec::new();
+        if !binary.is_file() {
+            missing.push(binary.display().to_string());
+        }
+        for p in BUNDLED.iter().chain(TESTING) {
+            let lib = library_path(p);
+            if !lib.is_file() {
+                missing.push(lib.display().to_string());
             }
         }
-        if profile.file_name().and_then(|n| n.to_str()) == Some("release") {
-            cmd.arg("--release");
-        }
-        let status = cmd.status().expect("run cargo build");
-        assert!(status.success(), "cargo build failed");
+        assert!(
+            missing.is_empty(),
+            "not built: {}. Build first with `{}` from the workspace root (scripts/test.sh does), \
+             then run the tests",
+            missing.join(", "),
+            build_command()
+        );
     });
+}
+
+fn binary_path() -> PathBuf {
+    profile_dir().join(format!("meshlens{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// The path of the `meshlens` binary of this build.
 pub fn binary() -> PathBuf {
     ensure_built();
-    profile_dir().join(format!("meshlens{}", std::env::consts::EXE_SUFFIX))
+    binary_path()
 }
 
 /// The library file of a plugin package (`dup-one` → `target/<profile>/libdup_one.so`).
 pub fn plugin_library(package: &str) -> PathBuf {
     ensure_built();
+    library_path(package)
+}
+
+fn library_path(package: &str) -> PathBuf {
     let file = format!(
         "{}{}{}",
         std::env::consts::DLL_PREFIX,

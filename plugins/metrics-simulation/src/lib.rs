@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 mod build;
+pub mod fixture;
 pub mod openmetrics;
 pub mod topology;
 

@@ -632,7 +632,7 @@ fn dark_mode_follows_the_system_and_the_toggle_is_remembered() {
 }
 
 /// Benchmark (ignored by default; prints figures, asserts only that the rows are all there):
-/// `cargo test -p integration-tests --test console_lists -- --ignored --nocapture list_benchmark`
+/// `cargo test -p integration-tests --test console -- --ignored --nocapture list_benchmark`
 ///
 /// Time from navigation start to the first row (rows are drawn at once) of each list page
 /// over the 200-namespace synthetic mesh (10 workloads, services and apps per namespace), on

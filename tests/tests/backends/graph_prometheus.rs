@@ -1,5 +1,5 @@
 //! The five graph operations against a real Prometheus loaded with the demo mesh's traffic
-//! (scripts/gen_traffic.py + promtool), through the real binary and the bundled plugins.
+//! (metrics_simulation::fixture + promtool), through the real binary and the bundled plugins.
 //!
 //! Expected numbers are computed here from the generator's own record of what it emitted
 //! (`--expected` JSON), with the counting rule of the spec: the source proxy's report, plus

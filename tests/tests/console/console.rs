@@ -568,7 +568,7 @@ fn console_on_the_demo() {
         // The console's expression checker (find.js) agrees with the server's language on the
         // shared table (host/crates/graph-scope/tests/expressions.json).
         let table: Value = serde_json::from_str(include_str!(
-            "../../host/crates/graph-scope/tests/expressions.json"
+            "../../../host/crates/graph-scope/tests/expressions.json"
         ))
         .expect("table");
         let got = js(

@@ -366,7 +366,7 @@ fn snapshot_manifests() {
 // ---- the long run --------------------------------------------------------------------------
 
 #[test]
-#[ignore = "long run: cargo test -p integration-tests --test parser_properties -- --ignored"]
+#[ignore = "long run: cargo test -p integration-tests --test api parser_properties -- --ignored"]
 fn long_run() {
     let mut total = run(CASES * LONG, query_strategies(), |q: &String| check_query(q));
     total += run(CASES * LONG, vec![duration_text(), any::<String>().boxed()], |t: &String| {

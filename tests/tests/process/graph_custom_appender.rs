@@ -1,13 +1,12 @@
 //! A team's own appender: the example in plugins/examples/error-threshold is built in its
-//! own cargo invocation (its own workspace, depending on plugin-api alone), dropped into a
+//! own cargo invocation before the tests (its own workspace, depending on plugin-api alone,
+//! see `EXAMPLE_BUILD`; scripts/test.sh runs it), dropped into a
 //! plugin folder next to the bundled plugins, configured from `[appenders.errorThreshold]`,
 //! and its field is found in the graph JSON.
 
 // In process (no binary spawned): the same client interface as `server::Meshlens`.
 use integration_tests::inprocess::InProcess as Meshlens;
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
 
 use integration_tests::prometheus::{PromServer, fixture};
 use integration_tests::server::{BUNDLED, plugin_dir, workspace_root};
@@ -16,36 +15,28 @@ use serde_json::Value;
 
 const ARGS: &[&str] = &["--end", "1700000000", "--minutes", "30"];
 
-/// Builds the example once per test process; its own target folder under target/tmp keeps
-/// later runs incremental.
+/// The command that builds the example (its own workspace and target folder);
+/// `scripts/test.sh` runs it before the tests, which never run cargo themselves.
+const EXAMPLE_BUILD: &str = "cargo build --offline --manifest-path plugins/examples/error-threshold/Cargo.toml \
+     --target-dir target/tmp/example-error-threshold";
+
+/// The example's library, built before the tests ([`EXAMPLE_BUILD`]).
 fn example_library() -> PathBuf {
-    static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("example-error-threshold");
-        let manifest = workspace_root().join("plugins/examples/error-threshold/Cargo.toml");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = Command::new(cargo)
-            .args(["build", "--offline", "--manifest-path"])
-            .arg(&manifest)
-            .env("CARGO_TARGET_DIR", &target)
-            .env_remove("RUSTFLAGS")
-            .output()
-            .expect("run cargo build for the example");
-        assert!(
-            out.status.success(),
-            "example build failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let file = format!(
-            "{}example_error_threshold{}",
-            std::env::consts::DLL_PREFIX,
-            std::env::consts::DLL_SUFFIX
-        );
-        let lib = target.join("debug").join(file);
-        assert!(lib.is_file(), "{} was not built", lib.display());
-        lib
-    })
-    .clone()
+    let file = format!(
+        "{}example_error_threshold{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    let lib = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("example-error-threshold")
+        .join("debug")
+        .join(file);
+    assert!(
+        lib.is_file(),
+        "{} is not built: run `{EXAMPLE_BUILD}` from the workspace root (scripts/test.sh does)",
+        lib.display()
+    );
+    lib
 }
 
 fn start(

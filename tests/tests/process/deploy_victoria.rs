@@ -84,7 +84,7 @@ impl Comparison {
 
 #[test]
 fn graph_health_and_dashboards_on_victoria_metrics_equal_those_on_prometheus() {
-    // Data to 30 minutes past now: health looks at "now" (see tests/tests/health.rs).
+    // Data to 30 minutes past now: health looks at "now" (see tests/tests/backends/health.rs).
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
