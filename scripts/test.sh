@@ -20,6 +20,6 @@ fi
 # something is missing). The out-of-tree appender example is its own workspace
 # (tests/tests/process/graph_custom_appender.rs loads it from this target folder).
 cargo build --workspace
-cargo build --offline --manifest-path plugins/examples/error-threshold/Cargo.toml \
+cargo build --manifest-path plugins/examples/error-threshold/Cargo.toml \
   --target-dir target/tmp/example-error-threshold
 cargo test --workspace --no-fail-fast "$@"
