@@ -266,9 +266,11 @@ async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
             finish(&opts, &mut g, &|ns| cluster.namespace(ns).is_some() && !hidden.contains(ns));
             names_only(&mut g, &|ns| hidden.contains(ns));
             scope.check()?;
-            let mut out = GraphOutput::new_until(&opts, &g, &stop).map_err(|_| Scope::gone())?;
-            // After the appenders and the ids, so kept elements are the full graph's.
-            out.apply_scope(&view).map_err(|e| ApiError::bad_request(e.message))?;
+            // After the appenders, on the whole graph's ids and totals, so kept elements are
+            // the full graph's; what the scope drops is not prepared.
+            let out = GraphOutput::scoped_until(&opts, &g, &view, &stop)
+                .map_err(|_| Scope::gone())?
+                .map_err(|e| ApiError::bad_request(e.message))?;
             let reply = match opts.format {
                 GraphFormat::Json => {
                     Reply::Json(out.to_json_until(&stop).map_err(|_| Scope::gone())?)
