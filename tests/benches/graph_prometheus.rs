@@ -399,4 +399,12 @@ fn main() {
         mib("VmRSS"),
         mib("VmHWM")
     );
+    println!("  load average (1, 5, 15 min) at the end: {}", load_average());
+}
+
+/// The host's load average, as `uptime` shows it: on a shared host the figures move with it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
