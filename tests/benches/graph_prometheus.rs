@@ -17,6 +17,10 @@
 //! loaded host the wall-clock ratio moves with the load, the CPU each side needs does not.
 //! Last, meshlens's resident memory after all of it, answer cache included.
 //!
+//! `MESHLENS_BENCH_NAMESPACES=1000` runs the same on a mesh of 1,000 namespaces (issue #34:
+//! about 10,000 nodes, 29,000 edges, 19 MB of JSON; targets 1.15x of the raw replay, p50
+//! under 3 s, peak RSS under 512 MiB); its fixture takes minutes to make the first time.
+//!
 //! Build once with `cargo build --release --workspace`, then run the bench binary directly
 //! (README "Benchmarks").
 
@@ -30,15 +34,24 @@ use meshlens_traffic::{GraphOptions, GraphSettings, GraphTarget, traffic_queries
 use plugin_api::abi_stable::std_types::RResult;
 use plugin_api::{MetricQuery, MetricsBackendBox};
 
-const NAMESPACES: usize = 200;
+/// The mesh's size unless `MESHLENS_BENCH_NAMESPACES` says otherwise.
+const DEFAULT_NAMESPACES: usize = 200;
 const WORKLOADS: usize = 10;
 const END: i64 = 1_700_000_000;
 // Medians of 15: on a 2-core host, one run in seven was often off by 30%.
 const RUNS: usize = 15;
 
-fn manifests(dir: &std::path::Path) {
+fn namespaces() -> usize {
+    std::env::var("MESHLENS_BENCH_NAMESPACES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_NAMESPACES)
+}
+
+fn manifests(dir: &std::path::Path, namespaces: usize) {
     let mut y = String::new();
-    for n in 0..NAMESPACES {
+    for n in 0..namespaces {
         let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
         for w in 0..WORKLOADS {
             let _ = write!(
@@ -251,6 +264,7 @@ fn phases(
 }
 
 fn main() {
+    let total = namespaces();
     let f = fixture(&[
         "--end",
         &END.to_string(),
@@ -259,13 +273,13 @@ fn main() {
         "--topology",
         "synthetic",
         "--namespaces",
-        &NAMESPACES.to_string(),
+        &total.to_string(),
         "--workloads",
         &WORKLOADS.to_string(),
     ]);
     let prom = PromServer::start_logging_queries(&f);
     let cluster = tempfile::tempdir().expect("temp dir");
-    manifests(cluster.path());
+    manifests(cluster.path(), total);
     let plugins = plugin_dir(BUNDLED);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
@@ -287,7 +301,7 @@ fn main() {
     let base = prom.url();
 
     // Warm-up (also detects the duration histogram once).
-    let r = m.get(&graph_path(NAMESPACES, END));
+    let r = m.get(&graph_path(total, END));
     assert_eq!(r.status, 200, "{}", r.text());
     let v = r.json();
     let (nodes, edges) = (
@@ -295,7 +309,7 @@ fn main() {
         v["elements"]["edges"].as_array().map_or(0, Vec::len),
     );
     println!(
-        "graph_prometheus: {NAMESPACES} namespaces x {WORKLOADS} workloads; graph of {nodes} nodes, {edges} edges (graphType=workload, all appenders)"
+        "graph_prometheus: {total} namespaces x {WORKLOADS} workloads; graph of {nodes} nodes, {edges} edges (graphType=workload, all appenders)"
     );
 
     // A fresh query time for every request: one second earlier each time.
@@ -304,7 +318,7 @@ fn main() {
         time -= 1;
         time
     };
-    for n in [1, 10, NAMESPACES] {
+    for n in [1, 10, total] {
         // The queries this graph makes, as Prometheus logged them.
         let (_, seen) = logged_queries(&prom, 0);
         let before = prom.engine_queries();
@@ -385,4 +399,12 @@ fn main() {
         mib("VmRSS"),
         mib("VmHWM")
     );
+    println!("  load average (1, 5, 15 min) at the end: {}", load_average());
+}
+
+/// The host's load average, as `uptime` shows it: on a shared host the figures move with it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }

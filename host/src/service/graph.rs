@@ -296,8 +296,11 @@ fn output<R>(
     g: &Graph,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<GraphAnswer, ApiError> {
-    let mut out = GraphOutput::new_until(&job.opts, g, stop).map_err(|_| Scope::gone())?;
-    out.apply_scope(&job.view).map_err(|e| ApiError::bad_request(e.message))?;
+    // After the appenders, on the whole graph's ids and totals, so kept elements are the full
+    // graph's; what the scope drops is not prepared.
+    let out = GraphOutput::scoped_until(&job.opts, g, &job.view, stop)
+        .map_err(|_| Scope::gone())?
+        .map_err(|e| ApiError::bad_request(e.message))?;
     Ok(match job.opts.format {
         GraphFormat::Json => GraphAnswer::Json(out.to_json_until(stop).map_err(|_| Scope::gone())?),
         GraphFormat::Dot => GraphAnswer::Dot(out.to_dot()),

@@ -181,6 +181,45 @@ fn hide_focus_and_find_scope_the_graph_and_keep_its_elements() {
         query_string(&[("namespaces", "bookinfo"), ("format", "dot"), ("find", "app = details")]);
     let dot = m.get(&format!("/api/namespaces/graph?{q}&queryTime={}", f.end())).text();
     assert_eq!(dot.matches("penwidth=3").count(), 1, "{dot}");
+
+    // With boxes: the server prepares only what it keeps, yet a kept box is the whole
+    // graph's (its members' flags OR-ed over all of them), kept edges keep their share of
+    // the source's requests, and the order is the full graph's order.
+    let boxing = [("graphType", "versionedApp"), ("groupBy", "app")];
+    let full = get(&boxing);
+    let node = |pick: &dyn Fn(&Value) -> bool| -> String {
+        by_id(&full, "nodes").into_iter().find(|(_, d)| pick(d)).expect("node").0
+    };
+    let v2 = node(&|d| d["app"] == "reviews" && d["version"] == "v2");
+    let reviews_box = node(&|d| d["app"] == "reviews" && d["isGroup"] == "app");
+    let order = |v: &Value, list: &str| -> Vec<String> {
+        v["elements"][list]
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|x| x["data"]["id"].as_str().expect("id").to_string())
+            .collect()
+    };
+    let scopes: [&[(&str, &str)]; 4] = [
+        &[("focus", &v2), ("hops", "0")],
+        &[("focus", &reviews_box), ("hops", "1")],
+        &[("hide", "rps > 2"), ("focus", &v2), ("hops", "2"), ("find", "version = v1")],
+        &[("hide", "version = v3")],
+    ];
+    for scope in scopes {
+        let v = get(&[&boxing[..], scope].concat());
+        assert_kept_unchanged(&full, &v);
+        for list in ["nodes", "edges"] {
+            let kept: BTreeSet<String> = order(&v, list).into_iter().collect();
+            let in_full: Vec<String> =
+                order(&full, list).into_iter().filter(|id| kept.contains(id)).collect();
+            assert_eq!(order(&v, list), in_full, "{list} of {scope:?} in the full graph's order");
+        }
+        assert!(by_id(&v, "nodes").contains_key(&reviews_box), "{scope:?} keeps the reviews box");
+    }
+    let alone = by_id(&get(&[&boxing[..], &[("focus", &v2), ("hops", "0")]].concat()), "nodes");
+    assert_eq!(alone.len(), 2, "reviews v2 and its box: {alone:?}");
+    assert_eq!(alone[&v2]["parent"], reviews_box.as_str());
 }
 
 #[test]

@@ -68,6 +68,8 @@ pub struct NodeOut<'a> {
     pub traffic: Vec<Traffic>,
     /// Selected by the request's `find` (written as `"isFind": true`).
     pub is_find: bool,
+    /// Position in the graph's nodes; `None` for boxes.
+    pub(crate) pos: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +98,8 @@ pub struct EdgeOut<'a> {
     pub is_unused: bool,
     /// Selected by the request's `find` (written as `"isFind": true`).
     pub is_find: bool,
+    /// Position in the graph's edges.
+    pub(crate) pos: usize,
 }
 
 /// The serialisable response: `{timestamp, duration, graphType, elements}`.
@@ -150,7 +154,7 @@ fn node_traffic(n: &Node) -> Vec<Traffic> {
 }
 
 /// Edge traffic; `out_total` is the (http, grpc) total leaving the edge's source node.
-fn edge_traffic(e: &Edge, out_total: (f64, f64)) -> Traffic {
+fn edge_traffic_of(e: &Edge, out_total: (f64, f64)) -> Traffic {
     let r = &e.rates;
     let pct = |part: f64, all: f64| if all > 0.0 { part / all * 100.0 } else { 0.0 };
     let (rate, percent) = (Fixed::rate, Fixed::percent);
@@ -180,6 +184,61 @@ fn edge_traffic(e: &Edge, out_total: (f64, f64)) -> Traffic {
     Traffic { protocol: "", rates: None }
 }
 
+/// What one pass over the graph makes (scoping, issue #34, makes two).
+#[derive(Clone, Copy)]
+pub(crate) enum Pick<'s> {
+    /// Every node, box and edge, complete and in order.
+    All,
+    /// What hide and focus read, unordered: every node and box without traffic, every edge
+    /// without its id, its traffic only if `edge_traffic` (an edge expression reads it).
+    Light {
+        /// Whether edges get their traffic.
+        edge_traffic: bool,
+    },
+    /// Only the chosen elements, complete and in order.
+    Only(&'s Chosen),
+}
+
+/// The elements a scope keeps: graph positions of nodes and edges, ids of boxes.
+pub(crate) struct Chosen {
+    pub(crate) nodes: Vec<bool>,
+    pub(crate) edges: Vec<bool>,
+    pub(crate) boxes: std::collections::HashSet<Hash32>,
+}
+
+/// Per graph: what every pass needs, whatever it keeps. Node ids, edges' ends and the
+/// requests leaving each node are the whole graph's, so kept elements are the full graph's.
+pub(crate) struct Base {
+    hashes: Vec<Hash32>,
+    ends: Vec<Option<(usize, usize)>>,
+    /// Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
+    out_total: Vec<(f64, f64)>,
+}
+
+impl Base {
+    pub(crate) fn new(graph: &Graph, stop: &(dyn Fn() -> bool + Sync)) -> Result<Self, Stopped> {
+        let index = node_positions(graph);
+        let hashes: Vec<Hash32> = try_map_chunks(&graph.nodes, stop, |_, c| {
+            Hash32::of_each(c.len(), |i, b| b.extend_from_slice(c[i].id.as_bytes()))
+        })?
+        .concat();
+        let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
+        let ends: Vec<Option<(usize, usize)>> = try_map_chunks(&graph.edges, stop, |_, c| {
+            c.iter()
+                .map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?)))
+                .collect::<Vec<_>>()
+        })?
+        .concat();
+        for (e, ends) in graph.edges.iter().zip(&ends) {
+            if let Some((s, _)) = ends {
+                out_total[*s].0 += e.rates.http;
+                out_total[*s].1 += e.rates.grpc;
+            }
+        }
+        Ok(Base { hashes, ends, out_total })
+    }
+}
+
 impl<'a> GraphOutput<'a> {
     /// Prepares the response for `graph` (ids, traffic, boxes, order).
     pub fn new(opts: &GraphOptions, graph: &'a Graph) -> Self {
@@ -200,46 +259,90 @@ impl<'a> GraphOutput<'a> {
         graph: &'a Graph,
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<Self, Stopped> {
-        let index = node_positions(graph);
-        let hashes: Vec<Hash32> = try_map_chunks(&graph.nodes, stop, |_, c| {
-            Hash32::of_each(c.len(), |i, b| b.extend_from_slice(c[i].id.as_bytes()))
-        })?
-        .concat();
-        // Per node: the (http, grpc) rates leaving it, for the edges' percentages of requests.
-        let mut out_total = vec![(0.0, 0.0); graph.nodes.len()];
-        let ends: Vec<Option<(usize, usize)>> = try_map_chunks(&graph.edges, stop, |_, c| {
-            c.iter()
-                .map(|e| Some((*index.get(e.source.as_str())?, *index.get(e.target.as_str())?)))
-                .collect::<Vec<_>>()
-        })?
-        .concat();
-        for (e, ends) in graph.edges.iter().zip(&ends) {
-            if let Some((s, _)) = ends {
-                out_total[*s].0 += e.rates.http;
-                out_total[*s].1 += e.rates.grpc;
-            }
-        }
+        let base = Base::new(graph, stop)?;
+        Self::pass(opts, graph, &base, Pick::All, stop)
+    }
+
+    /// One pass over `graph`: the elements `pick` asks for.
+    pub(crate) fn pass(
+        opts: &GraphOptions,
+        graph: &'a Graph,
+        base: &Base,
+        pick: Pick<'_>,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Self, Stopped> {
+        let Base { hashes, ends, out_total } = base;
+        let (light, chosen) = match pick {
+            Pick::All => (None, None),
+            Pick::Light { edge_traffic } => (Some(edge_traffic), None),
+            Pick::Only(c) => (None, Some(c)),
+        };
+        let node_kept = |i: usize| chosen.is_none_or(|c| c.nodes[i]);
         let mut nodes: Vec<NodeOut<'a>> = graph
             .nodes
             .iter()
-            .zip(&hashes)
-            .map(|(n, &id)| NodeOut {
+            .zip(hashes)
+            .enumerate()
+            .map(|(i, (n, &id))| NodeOut {
                 id,
                 parent: None,
                 is_group: "",
                 node: Some(n),
                 box_fields: None,
-                traffic: node_traffic(n),
+                traffic: if light.is_none() && node_kept(i) { node_traffic(n) } else { Vec::new() },
                 is_find: false,
+                pos: Some(i),
             })
             .collect();
+        // Boxes are made of every node (a box with one member kept is still a box, with
+        // its flags OR-ed over all members), then the unchosen are dropped.
         add_boxes(opts, &mut nodes);
+        if let Some(c) = chosen {
+            nodes.retain(|n| n.pos.map_or_else(|| c.boxes.contains(&n.id), |i| c.nodes[i]));
+        }
+        // Edges whose two ends are nodes of the graph (and chosen, when some are).
+        let linked: Vec<(usize, usize, usize)> = ends
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| chosen.is_none_or(|c| c.edges[*i]))
+            .filter_map(|(i, e)| e.map(|(s, t)| (i, s, t)))
+            .collect();
+        if let Some(edge_traffic) = light {
+            // Unordered, without ids: only hide and focus read these.
+            let edges = linked
+                .iter()
+                .map(|&(i, s, t)| {
+                    let e = &graph.edges[i];
+                    EdgeOut {
+                        id: hashes[s],
+                        source: hashes[s],
+                        target: hashes[t],
+                        edge: e,
+                        traffic: if edge_traffic {
+                            edge_traffic_of(e, out_total[s])
+                        } else {
+                            Traffic { protocol: "", rates: None }
+                        },
+                        is_unused: graph.nodes[s].is_unused,
+                        is_find: false,
+                        pos: i,
+                    }
+                })
+                .collect();
+            return Ok(GraphOutput {
+                timestamp: opts.query_time,
+                duration: opts.duration_secs,
+                graph_type: opts.graph_type,
+                nodes,
+                edges,
+            });
+        }
+        // A subset sorts as the whole does: the order is total (ties broken by id), and
+        // ranks and positions keep their relative order.
         let nodes = sort_nodes(nodes);
         // Edges by source, target and id. Ids are hashed in edge order; the order is then
         // found on positions, and each edge is built once, in place. The first half of each
         // end's hash nearly always decides.
-        let linked: Vec<(usize, usize, usize)> =
-            ends.iter().enumerate().filter_map(|(i, e)| e.map(|(s, t)| (i, s, t))).collect();
         let ids: Vec<Hash32> = try_map_chunks(&linked, stop, |_, c| {
             Hash32::of_each(c.len(), |k, b| {
                 let (i, s, t) = c[k];
@@ -257,7 +360,7 @@ impl<'a> GraphOutput<'a> {
         .concat();
         // Ranking the nodes' hashes once lets the edges sort on plain integers: (source
         // rank, target rank, position), then by id among edges with the same ends.
-        let rank = hash_ranks(&hashes);
+        let rank = hash_ranks(hashes);
         let mut order: Vec<u128> = linked
             .iter()
             .enumerate()
@@ -282,9 +385,10 @@ impl<'a> GraphOutput<'a> {
                         source: hashes[s],
                         target: hashes[t],
                         edge: e,
-                        traffic: edge_traffic(e, out_total[s]),
+                        traffic: edge_traffic_of(e, out_total[s]),
                         is_unused: graph.nodes[s].is_unused,
                         is_find: false,
+                        pos: i,
                     }
                 })
                 .collect::<Vec<_>>()
@@ -371,6 +475,7 @@ fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
             box_fields: Some(bf),
             traffic: Vec::new(),
             is_find: false,
+            pos: None,
         });
     }
     // Re-borrow lifetimes: box fields point into the graph, like the nodes do.

@@ -12,10 +12,13 @@ use meshlens_graph_scope::{EdgeNumber, Expr, Field, Flag, Kind, Subject, js_numb
 use meshlens_params::query::{first, parse_query};
 use serde::Deserialize;
 
+use par_chunks::Stopped;
+use plugin_api::Graph;
+
 use crate::fixed::Fixed;
 use crate::hash32::Hash32;
-use crate::options::OptionsError;
-use crate::output::{EdgeOut, GraphOutput, NodeOut};
+use crate::options::{GraphOptions, OptionsError};
+use crate::output::{Base, Chosen, EdgeOut, GraphOutput, NodeOut, Pick};
 
 /// The most `hops` a focus may ask for.
 pub const MAX_HOPS: u8 = 10;
@@ -97,23 +100,79 @@ impl GraphScope {
     }
 }
 
-impl GraphOutput<'_> {
+impl<'a> GraphOutput<'a> {
+    /// The response for `graph` with `scope` applied: what [`GraphOutput::new_until`] then
+    /// [`GraphOutput::apply_scope`] make, element for element, without preparing what is
+    /// dropped. A first pass reads only what hide and focus need (ids, node fields, boxes,
+    /// edge ends; edge traffic only for an edge expression); the second prepares the kept
+    /// elements in full (traffic, edge ids, order). Ids, percentages and boxes are still
+    /// the whole graph's. The outer error: `stop` said yes; the inner: a bad `focus`.
+    pub fn scoped_until(
+        opts: &GraphOptions,
+        graph: &'a Graph,
+        scope: &GraphScope,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<Result<Self, OptionsError>, Stopped> {
+        let base = Base::new(graph, stop)?;
+        let chosen = if scope.hide.is_none() && scope.focus.is_none() {
+            None
+        } else {
+            let edge_traffic = scope.hide.as_ref().is_some_and(|e| e.kind() == Kind::Edge);
+            let mut light = Self::pass(opts, graph, &base, Pick::Light { edge_traffic }, stop)?;
+            if let Err(e) = light.narrow(scope) {
+                return Ok(Err(e));
+            }
+            let mut c = Chosen {
+                nodes: vec![false; graph.nodes.len()],
+                edges: vec![false; graph.edges.len()],
+                boxes: HashSet::new(),
+            };
+            for n in &light.nodes {
+                match n.pos {
+                    Some(i) => c.nodes[i] = true,
+                    None => {
+                        c.boxes.insert(n.id);
+                    }
+                }
+            }
+            for e in &light.edges {
+                c.edges[e.pos] = true;
+            }
+            Some(c)
+        };
+        let pick = chosen.as_ref().map_or(Pick::All, Pick::Only);
+        let mut out = Self::pass(opts, graph, &base, pick, stop)?;
+        out.mark_found(scope);
+        Ok(Ok(out))
+    }
+
     /// Applies `scope`: hide, then focus, then find. A focus id that is not a node of the
     /// graph left after hide is refused naming `focus`.
     pub fn apply_scope(&mut self, scope: &GraphScope) -> Result<(), OptionsError> {
+        self.narrow(scope)?;
+        self.mark_found(scope);
+        Ok(())
+    }
+
+    /// Hide, then focus.
+    fn narrow(&mut self, scope: &GraphScope) -> Result<(), OptionsError> {
         if let Some(e) = &scope.hide {
             self.hide(e);
         }
         if let Some(id) = &scope.focus {
             self.focus(id, scope.hops)?;
         }
+        Ok(())
+    }
+
+    /// Find: marks the matching kept elements.
+    fn mark_found(&mut self, scope: &GraphScope) {
         if let Some(e) = &scope.find {
             match e.kind() {
                 Kind::Node => self.nodes.iter_mut().for_each(|n| n.is_find = e.matches(&*n)),
                 Kind::Edge => self.edges.iter_mut().for_each(|o| o.is_find = e.matches(&*o)),
             }
         }
-        Ok(())
     }
 
     fn hide(&mut self, e: &Expr) {

@@ -257,3 +257,62 @@ fn kept_elements_are_unchanged_and_found_ones_are_marked() {
     assert!(found > 0, "rps > 2 matches an edge next to reviews v2");
     assert!(!scoped.to_string().contains("\"details\""), "details is hidden");
 }
+
+/// The server's path (only the kept elements prepared) writes byte for byte what scoping
+/// the full output writes, order included, for hides of nodes, boxes and edges, focus on
+/// nodes and boxes at 0 to 3 hops, with and without find; a bad focus is the same error.
+#[test]
+fn preparing_only_the_kept_elements_writes_what_scoping_the_full_output_writes() {
+    let mut compared = 0;
+    for q in [
+        &[("graphType", "versionedApp"), ("groupBy", "app")][..],
+        &[("graphType", "workload"), ("injectServiceNodes", "true")],
+        &[("graphType", "app"), ("groupBy", "app")],
+        &[("graphType", "service")],
+    ] {
+        let (o, g) = bookinfo(q);
+        let full = GraphOutput::new(&o, &g);
+        // Every node and box, and an id no node has.
+        let mut focus: Vec<String> = full.nodes.iter().map(|n| n.id.to_string()).collect();
+        focus.push("0123456789abcdef0123456789abcdef".into());
+        let hides = [
+            "",
+            "app = details",
+            "rps > 2",
+            "%error > 0",
+            "box",
+            "node = service",
+            "tcp > 0",
+            "mtls",
+        ];
+        for hide in hides {
+            for f in focus.iter().map(Some).chain([None]) {
+                for hops in ["0", "1", "3"] {
+                    for find in ["", "rps > 1", "version = v1"] {
+                        let mut pairs = vec![("hide", hide), ("hops", hops), ("find", find)];
+                        if let Some(f) = f {
+                            pairs.push(("focus", f.as_str()));
+                        }
+                        let scope =
+                            GraphScope::parse(&meshlens_params::query::query_string(&pairs))
+                                .unwrap();
+                        let mut reference = full.clone();
+                        let expected = reference.apply_scope(&scope).map(|()| reference.to_json());
+                        let got = GraphOutput::scoped_until(&o, &g, &scope, &|| false)
+                            .unwrap()
+                            .map(|out| out.to_json());
+                        match (expected, got) {
+                            (Ok(a), Ok(b)) => {
+                                assert!(a == b, "{pairs:?} on {q:?}");
+                                compared += 1;
+                            }
+                            (Err(a), Err(b)) => assert_eq!(a.message, b.message, "{pairs:?}"),
+                            (a, b) => panic!("{pairs:?} on {q:?}: {:?} vs {:?}", a.err(), b.err()),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared}");
+}
