@@ -423,7 +423,10 @@ pub fn defs() -> J {
             "AppList",
             obj([
                 ("namespace", named()),
-                ("applications", arr(obj([("name", s()), ("meshSidecar", b()), ("isAmbient", b())]))),
+                (
+                    "applications",
+                    arr(obj([("name", s()), ("meshSidecar", b()), ("isAmbient", b())])),
+                ),
             ]),
         ),
         (
