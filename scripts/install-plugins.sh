@@ -18,7 +18,7 @@ case "$(uname -s)" in Darwin) ext=dylib ;; *) ext=so ;; esac
 count=0
 for dir in "$root"/plugins/appender-* "$root"/plugins/metrics-* "$root"/plugins/dashboards-*; do
   [ -f "$dir/Cargo.toml" ] || continue
-  # Shared rlibs (appender-support, dashboards-spec) live beside the plugins; only cdylibs are plugins.
+  # plugins/ holds only plugins (libraries live in crates/); the check keeps it that way.
   grep -q 'cdylib' "$dir/Cargo.toml" || continue
   if [ "$only" != "  " ] && [[ "$only" != *" $(basename "$dir") "* ]]; then continue; fi
   name="$(basename "$dir" | tr '-' '_')"

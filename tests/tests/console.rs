@@ -534,11 +534,10 @@ fn console_on_the_demo() {
         no_console_errors(&c, "find/hide").await;
 
         // The console's expression checker (find.js) agrees with the server's language on the
-        // shared table (host/crates/graph-scope/tests/expressions.json).
-        let table: Value = serde_json::from_str(include_str!(
-            "../../host/crates/graph-scope/tests/expressions.json"
-        ))
-        .expect("table");
+        // shared table (crates/graph-scope/tests/expressions.json).
+        let table: Value =
+            serde_json::from_str(include_str!("../../crates/graph-scope/tests/expressions.json"))
+                .expect("table");
         let got = js(
             &c,
             "const [table] = arguments;

@@ -1,7 +1,7 @@
 // The find/hide expression language (README, "Find and hide"). An expression selects either
 // nodes or edges, never both: each attribute belongs to one kind. The server evaluates the
 // graph's hide and find (meshlens-graph-scope); the console compiles here only to say early why
-// an expression cannot be read. Both are checked against host/crates/graph-scope/tests/expressions.json.
+// an expression cannot be read. Both are checked against crates/graph-scope/tests/expressions.json.
 //
 //   expr   := term (('or' | '||') term)*          term := factor (('and' | '&&') factor)*
 //   factor := ('!' | 'not') factor | '(' expr ')' | attr op value | flag

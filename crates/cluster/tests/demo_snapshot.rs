@@ -6,7 +6,7 @@ use meshlens_cluster::{Cluster, ClusterConfig, ClusterError, SourceKind};
 use serde_json::{Value, json};
 
 fn demo_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../config/demo")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config/demo")
 }
 
 async fn demo() -> Cluster {
@@ -195,7 +195,7 @@ async fn demo_cluster_data_for_plugins() {
 #[tokio::test]
 async fn routes_for_plugins_come_from_every_namespace_and_gateway_api_gateways_stay_apart() {
     use plugin_api::ClusterKind as K;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let c = Cluster::start(ClusterConfig {
         source: SourceKind::Snapshot,
         snapshot: vec![root.join("tests/fixtures/config-kinds")],

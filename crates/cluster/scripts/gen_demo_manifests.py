@@ -1,5 +1,5 @@
 # Writes the demo manifests of config/demo/ (run from the repository root:
-#   python3 host/crates/cluster/scripts/gen_demo_manifests.py config/demo). Needs PyYAML.
+#   python3 crates/cluster/scripts/gen_demo_manifests.py config/demo). Needs PyYAML.
 import json, sys
 out = sys.argv[1]
 TS = "2026-01-01T00:00:00Z"
