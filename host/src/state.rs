@@ -33,6 +33,9 @@ pub struct AppState {
     pub admission: Admission,
     /// Where graph builds, appenders and output run.
     pub cpu: CpuPool,
+    /// Apps' discovered runtimes (app details), per instance: two instances in one process
+    /// (the in-process tests) must not answer from each other's discoveries.
+    pub runtimes: meshlens_dashboards::RuntimeCache,
 }
 
 /// Why the service cannot start.
@@ -143,6 +146,7 @@ impl AppState {
             lifecycle: Default::default(),
             admission,
             cpu,
+            runtimes: meshlens_dashboards::RuntimeCache::new(crate::api::dashboards::RUNTIME_TTL),
         })
     }
 }

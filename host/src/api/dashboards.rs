@@ -3,15 +3,12 @@
 //! The meshlens-dashboards crate parses, plans and shapes; this module reads the cluster,
 //! asks the template providers and runs the queries through the metrics engine.
 
-use std::{
-    sync::{Arc, OnceLock},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use meshlens_cluster::ClusterState;
 use meshlens_dashboards::{
     AppParams, CustomParams, DashboardTarget, ProviderTemplates, RUNTIMES_ANNOTATION, Runtime,
-    RuntimeCache, TemplateCatalog, custom_dashboard_plan, istio_dashboard_plan, resolve_runtimes,
+    TemplateCatalog, custom_dashboard_plan, istio_dashboard_plan, resolve_runtimes,
 };
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
@@ -211,7 +208,7 @@ async fn istio_dashboard(
 }
 
 /// Discovery answers are kept this long (pods and exporters change rarely).
-const RUNTIME_TTL: Duration = Duration::from_secs(60);
+pub const RUNTIME_TTL: Duration = Duration::from_secs(60);
 
 /// The `runtimes` field of app details: from the `kiali.io/runtimes` annotation of the app's
 /// pods, else discovered with one metric query (cached for a minute). Never fails: a store
@@ -223,8 +220,6 @@ pub async fn app_runtimes(
     namespace: &str,
     app: &str,
 ) -> Vec<Runtime> {
-    static CACHE: OnceLock<RuntimeCache> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| RuntimeCache::new(RUNTIME_TTL));
     let apps = cluster.apps(namespace);
     let annotations: Vec<String> = apps
         .iter()
@@ -242,7 +237,7 @@ pub async fn app_runtimes(
         &mesh_ns,
         app,
         state.metrics.default_time(),
-        cache,
+        &state.runtimes,
         |q| run_query(engine, rc.clone(), q),
     )
     .await

@@ -74,7 +74,7 @@ async fn frame_at(c: &Client, t: i64) -> Value {
         c,
         &format!(
             "const g = document.querySelector('[data-testid=graph]');
-             return g.dataset.state === 'drawn' && g.dataset.queryTime === '{t}' &&
+             return !!g && g.dataset.state === 'drawn' && g.dataset.queryTime === '{t}' &&
                {{nodes: g.dataset.nodes, edges: g.dataset.edges, ids: g.dataset.nodeIds}}"
         ),
         &format!("the frame at {t}"),
@@ -256,7 +256,7 @@ fn replay_frames_are_the_api_graph_at_their_time_keep_places_and_repeat_from_the
             .click()
             .await
             .expect("click");
-        wait_js(&c, &format!("const g = document.querySelector('[data-testid=graph]'); return g.dataset.state === 'drawn' && Number(g.dataset.queryTime) >= {live}"), "live again").await;
+        wait_js(&c, &format!("const g = document.querySelector('[data-testid=graph]'); return !!g && g.dataset.state === 'drawn' && Number(g.dataset.queryTime) >= {live}"), "live again").await;
         assert_eq!(query_time_in_address(&c).await, None);
         c.set_window_size(390, 844).await.expect("phone");
         // The canvas follows the window once cytoscape's resize handler has run.
