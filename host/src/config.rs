@@ -1,6 +1,6 @@
 //! Configuration: defaults, then the TOML file, then `MESHLENS_<SECTION>__<KEY>` variables.
 
-use std::{collections::BTreeMap, net::IpAddr, path::Path, time::Duration};
+use std::{collections::BTreeMap, net::IpAddr, path::Path};
 
 use figment::{
     Figment,
@@ -11,11 +11,17 @@ use serde::{Deserialize, Serialize};
 pub use meshlens_cluster::{ClusterConfig, SourceKind as ClusterSource};
 pub use meshlens_dashboards::DashboardsConfig;
 pub use meshlens_health::HealthConfig;
-use meshlens_params::DurationHistogram;
 pub use meshlens_params::HumanDuration;
 
-pub use crate::auth::config::{
-    AuthConfig, AuthStrategy, MAX_ARGON2_MEMORY_KIB, NamespaceAccess, SigningKeys,
+// Each section's type lives with the module that owns it; this module assembles them.
+pub use crate::{
+    api::external::{ExternalServices, GrafanaConfig, TracingConfig},
+    auth::config::{AuthConfig, AuthStrategy, MAX_ARGON2_MEMORY_KIB, NamespaceAccess, SigningKeys},
+    limits::LimitsConfig,
+    metrics_engine::MetricsConfig,
+    plugins::PluginsConfig,
+    server::{ServerConfig, ServerMetricsConfig, TlsConfig},
+    telemetry::{LogConfig, LogFormat},
 };
 
 /// The whole configuration.
@@ -34,248 +40,6 @@ pub struct Config {
     pub health: HealthConfig,
     /// `[appenders.<name>]`: each appender's own table, handed to its `configure`.
     pub appenders: BTreeMap<String, serde_json::Value>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ServerConfig {
-    pub address: String,
-    pub port: u16,
-    pub web_root: String,
-    pub request_timeout: HumanDuration,
-    pub metrics: ServerMetricsConfig,
-    /// After SIGTERM: how long the listener keeps accepting while `/ready` answers 503.
-    pub shutdown_grace: HumanDuration,
-    /// After the grace period: the longest in-flight requests may take to finish.
-    pub drain_timeout: HumanDuration,
-    /// A connection must deliver a complete request head this soon after it opens or
-    /// after its first byte arrives.
-    pub header_read_timeout: HumanDuration,
-    /// A keep-alive connection with no request in flight is closed after this long.
-    pub idle_timeout: HumanDuration,
-    /// Open connections at most; further clients wait in the kernel's accept queue. Each
-    /// may hold up to `max_header_bytes` of buffer: 1,000 × 32 KiB = 32 MiB, which fits the
-    /// Deployment's memory next to the answer cache.
-    pub max_connections: usize,
-    /// Open connections from one client address (IPv6: one /64) at most; more are
-    /// answered 503 and closed at once.
-    pub max_connections_per_address: usize,
-    /// Largest request line plus headers, in bytes (431 above it).
-    pub max_header_bytes: usize,
-    /// Most header fields in one request (431 above it).
-    pub max_headers: usize,
-    /// Accept HTTP/2: prior-knowledge h2c in cleartext, ALPN `h2` with TLS.
-    pub http2: bool,
-    pub tls: TlsConfig,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            address: "127.0.0.1".into(),
-            port: 20001,
-            web_root: "/".into(),
-            request_timeout: HumanDuration(Duration::from_secs(30)),
-            metrics: ServerMetricsConfig::default(),
-            shutdown_grace: HumanDuration(Duration::from_secs(5)),
-            drain_timeout: HumanDuration(Duration::from_secs(20)),
-            header_read_timeout: HumanDuration(Duration::from_secs(10)),
-            idle_timeout: HumanDuration(Duration::from_secs(60)),
-            max_connections: 1_000,
-            max_connections_per_address: 200,
-            max_header_bytes: 32 * 1024,
-            max_headers: 100,
-            http2: false,
-            tls: TlsConfig::default(),
-        }
-    }
-}
-
-/// `[server.metrics]`: the self-metrics endpoint `GET {web_root}metrics`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ServerMetricsConfig {
-    /// Served on the main port at all.
-    pub enabled: bool,
-    /// Served without authentication on the main port.
-    pub public: bool,
-    /// Also served (always without authentication) at `/metrics` on this port, on `server.address`.
-    pub port: Option<u16>,
-}
-
-impl Default for ServerMetricsConfig {
-    fn default() -> Self {
-        ServerMetricsConfig { enabled: true, public: true, port: None }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
-/// `[log]`: where the service's own log lines go (stderr) and how they look.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LogConfig {
-    pub format: LogFormat,
-    /// A tracing filter (`info`, `warn,meshlens=debug`); `RUST_LOG` overrides it.
-    pub level: String,
-}
-
-impl Default for LogConfig {
-    fn default() -> Self {
-        LogConfig { format: LogFormat::Text, level: "info".into() }
-    }
-}
-
-/// `[server.tls]`: both set serves HTTPS only; both unset serves plain HTTP.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TlsConfig {
-    /// PEM file: the certificate chain, leaf first.
-    pub cert: Option<String>,
-    /// PEM file: the private key (PKCS#8, PKCS#1 or SEC1).
-    pub key: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PluginsConfig {
-    /// Folders scanned for plugin libraries, in order.
-    pub dirs: Vec<String>,
-    /// Order of appenders beyond the bundled nine.
-    pub appenders: Vec<String>,
-}
-
-/// `[metrics]`: the active backend, shared settings, and one table per backend.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MetricsConfig {
-    pub backend: String,
-    pub timeout: HumanDuration,
-    /// `auto` (`None`) detects it from the store.
-    #[serde(with = "meshlens_params::duration_histogram_setting")]
-    pub duration_histogram: Option<DurationHistogram>,
-    /// How long an answer of the backend is reused for identical queries; 0 switches the cache off.
-    pub cache_ttl: HumanDuration,
-    /// Upper bound of the answer cache's (estimated) size.
-    pub cache_max_bytes: u64,
-    /// How often the backend's status is asked in the background (for `/status` and `/ready`).
-    pub status_interval: HumanDuration,
-    /// `/ready` answers 503 when the backend has not answered a status probe for this long.
-    pub stale_after: HumanDuration,
-    /// `[metrics.<backend>]` tables; anything else here is rejected by `validate`.
-    #[serde(flatten)]
-    pub backends: BTreeMap<String, serde_json::Value>,
-}
-
-impl Default for MetricsConfig {
-    fn default() -> Self {
-        MetricsConfig {
-            backend: "prometheus".into(),
-            timeout: HumanDuration(Duration::from_secs(10)),
-            duration_histogram: None,
-            cache_ttl: HumanDuration(Duration::from_secs(10)),
-            cache_max_bytes: 64 * 1024 * 1024,
-            status_interval: HumanDuration(Duration::from_secs(5)),
-            stale_after: HumanDuration(Duration::from_secs(30)),
-            backends: BTreeMap::new(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ExternalServices {
-    pub grafana: GrafanaConfig,
-    pub tracing: TracingConfig,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GrafanaConfig {
-    pub url: Option<String>,
-    pub display_link: bool,
-    pub service_dashboard_path: String,
-    pub workload_dashboard_path: String,
-    pub var_namespace: String,
-    pub var_service: String,
-    pub var_workload: String,
-}
-
-impl Default for GrafanaConfig {
-    fn default() -> Self {
-        GrafanaConfig {
-            url: None,
-            display_link: true,
-            service_dashboard_path: "/d/istio-service-dashboard".into(),
-            workload_dashboard_path: "/d/istio-workload-dashboard".into(),
-            var_namespace: "var-namespace".into(),
-            var_service: "var-service".into(),
-            var_workload: "var-workload".into(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TracingConfig {
-    pub url: Option<String>,
-}
-
-/// `[limits]`: what one request may cost, and how many run at once.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimitsConfig {
-    /// `quantiles[]` values per request.
-    pub max_quantiles: usize,
-    /// `byLabels[]` values per request.
-    pub max_by_labels: usize,
-    /// Namespaces in one graph.
-    pub max_graph_namespaces: usize,
-    /// Longest `duration` and `rateInterval`.
-    pub max_window: HumanDuration,
-    /// How far past the server's clock `queryTime` may be.
-    pub max_query_time_skew: HumanDuration,
-    /// Points per range series (range / step).
-    pub max_points: u64,
-    /// Series accepted in one backend answer.
-    pub max_answer_series: u64,
-    /// Bytes accepted in one backend answer.
-    pub max_answer_bytes: u64,
-    /// Expensive requests (graph, dashboards, health, metrics, validations) running at once.
-    pub max_concurrent_requests: usize,
-    /// Expensive requests waiting for a slot; more are refused at once.
-    pub max_queued_requests: usize,
-    /// Longest wait for a slot before a 503 with `Retry-After`.
-    pub queue_wait: HumanDuration,
-    /// Backend queries in flight at once, over all requests.
-    pub max_backend_queries: usize,
-    /// Threads of the CPU pool (graph build, appenders, output); 0: one per core.
-    pub cpu_threads: usize,
-}
-
-impl Default for LimitsConfig {
-    fn default() -> Self {
-        LimitsConfig {
-            max_quantiles: 10,
-            max_by_labels: 10,
-            max_graph_namespaces: 1000,
-            max_window: HumanDuration(Duration::from_secs(30 * 86_400)),
-            max_query_time_skew: HumanDuration(Duration::from_secs(300)),
-            max_points: 11_000,
-            max_answer_series: 100_000,
-            max_answer_bytes: 64 * 1024 * 1024,
-            max_concurrent_requests: 16,
-            max_queued_requests: 64,
-            queue_wait: HumanDuration(Duration::from_secs(2)),
-            max_backend_queries: 32,
-            cpu_threads: 0,
-        }
-    }
 }
 
 /// Why the configuration cannot be used; the message names the key.
