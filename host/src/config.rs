@@ -1,6 +1,6 @@
 //! Configuration: defaults, then the TOML file, then `MESHLENS_<SECTION>__<KEY>` variables.
 
-use std::{collections::BTreeMap, net::IpAddr, path::Path};
+use std::{collections::BTreeMap, path::Path};
 
 use figment::{
     Figment,
@@ -104,48 +104,12 @@ impl Config {
     }
 
     /// Every value serde cannot check that is wrong, each naming its key (`config check`
-    /// reports them all at once rather than one per run).
+    /// reports them all at once rather than one per run), section by section: each section
+    /// checks its own values, the checks across sections are here.
     pub fn problems(&self) -> Vec<ConfigError> {
         let mut out = Vec::new();
         let mut fail = |key: &str, reason: &str| out.push(invalid(key, reason));
-        if self.server.address.parse::<IpAddr>().is_err() {
-            fail("server.address", "expected an IP address such as 127.0.0.1");
-        }
-        let wr = &self.server.web_root;
-        if !wr.starts_with('/') || wr.contains("..") || wr.contains("//") {
-            fail("server.web_root", "must start with `/` and contain no `..` or `//`");
-        }
-        for (key, d) in [
-            ("server.request_timeout", self.server.request_timeout),
-            ("server.drain_timeout", self.server.drain_timeout),
-            ("server.header_read_timeout", self.server.header_read_timeout),
-            ("server.idle_timeout", self.server.idle_timeout),
-            ("metrics.status_interval", self.metrics.status_interval),
-            ("metrics.stale_after", self.metrics.stale_after),
-        ] {
-            if d.0.is_zero() {
-                fail(key, "must be above zero");
-            }
-        }
-        for (key, n) in [
-            ("server.max_connections", self.server.max_connections),
-            ("server.max_connections_per_address", self.server.max_connections_per_address),
-            ("server.max_header_bytes", self.server.max_header_bytes),
-            ("server.max_headers", self.server.max_headers),
-        ] {
-            if n == 0 {
-                fail(key, "must be above zero");
-            }
-        }
-        // hyper's read buffer (which bounds the head) refuses anything smaller.
-        if self.server.max_header_bytes < 8192 {
-            fail("server.max_header_bytes", "must be at least 8192");
-        }
-        match (&self.server.tls.cert, &self.server.tls.key) {
-            (Some(_), None) => fail("server.tls.key", "is needed when server.tls.cert is set"),
-            (None, Some(_)) => fail("server.tls.cert", "is needed when server.tls.key is set"),
-            _ => {}
-        }
+        self.server.problems(&mut fail);
         // One problem of [auth] at a time (the first found).
         if let Err(ConfigError::Invalid { key, reason }) = self.validate_auth() {
             fail(&key, &reason);
@@ -164,39 +128,9 @@ impl Config {
                 fail(key, "must not be empty");
             }
         }
-        if self.metrics.timeout.0.is_zero() {
-            fail("metrics.timeout", "must be above zero");
-        }
-        if self.server.metrics.port.is_some_and(|p| p != 0 && p == self.server.port) {
-            fail("server.metrics.port", "must differ from server.port");
-        }
-        if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
-            fail(
-                "log.level",
-                "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"",
-            );
-        }
-        let l = &self.limits;
-        for (key, v) in [
-            ("limits.max_points", l.max_points),
-            ("limits.max_answer_series", l.max_answer_series),
-            ("limits.max_answer_bytes", l.max_answer_bytes),
-            ("limits.max_concurrent_requests", l.max_concurrent_requests as u64),
-            ("limits.max_backend_queries", l.max_backend_queries as u64),
-            ("limits.max_window", l.max_window.0.as_secs()),
-        ] {
-            if v == 0 {
-                fail(key, "must be above zero");
-            }
-        }
-        for (name, table) in &self.metrics.backends {
-            if !table.is_object() {
-                fail(
-                    &format!("metrics.{name}"),
-                    "unknown key (backend settings go in a [metrics.<backend>] table)",
-                );
-            }
-        }
+        self.metrics.problems(&mut fail);
+        self.log.problems(&mut fail);
+        self.limits.problems(&mut fail);
         for (name, table) in &self.appenders {
             if !table.is_object() {
                 fail(&format!("appenders.{name}"), "expected a table");

@@ -50,6 +50,24 @@ pub struct LimitsConfig {
     pub cpu_threads: usize,
 }
 
+impl LimitsConfig {
+    /// The checks of `[limits]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        for (key, v) in [
+            ("limits.max_points", self.max_points),
+            ("limits.max_answer_series", self.max_answer_series),
+            ("limits.max_answer_bytes", self.max_answer_bytes),
+            ("limits.max_concurrent_requests", self.max_concurrent_requests as u64),
+            ("limits.max_backend_queries", self.max_backend_queries as u64),
+            ("limits.max_window", self.max_window.0.as_secs()),
+        ] {
+            if v == 0 {
+                fail(key, "must be above zero");
+            }
+        }
+    }
+}
+
 impl Default for LimitsConfig {
     fn default() -> Self {
         LimitsConfig {

@@ -58,6 +58,29 @@ pub struct MetricsConfig {
     pub backends: BTreeMap<String, serde_json::Value>,
 }
 
+impl MetricsConfig {
+    /// The checks of `[metrics]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        for (key, d) in [
+            ("metrics.timeout", self.timeout),
+            ("metrics.status_interval", self.status_interval),
+            ("metrics.stale_after", self.stale_after),
+        ] {
+            if d.0.is_zero() {
+                fail(key, "must be above zero");
+            }
+        }
+        for (name, table) in &self.backends {
+            if !table.is_object() {
+                fail(
+                    &format!("metrics.{name}"),
+                    "unknown key (backend settings go in a [metrics.<backend>] table)",
+                );
+            }
+        }
+    }
+}
+
 impl Default for MetricsConfig {
     fn default() -> Self {
         MetricsConfig {

@@ -77,6 +77,51 @@ impl Default for ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// The checks of `[server]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        if self.address.parse::<std::net::IpAddr>().is_err() {
+            fail("server.address", "expected an IP address such as 127.0.0.1");
+        }
+        let wr = &self.web_root;
+        if !wr.starts_with('/') || wr.contains("..") || wr.contains("//") {
+            fail("server.web_root", "must start with `/` and contain no `..` or `//`");
+        }
+        for (key, d) in [
+            ("server.request_timeout", self.request_timeout),
+            ("server.drain_timeout", self.drain_timeout),
+            ("server.header_read_timeout", self.header_read_timeout),
+            ("server.idle_timeout", self.idle_timeout),
+        ] {
+            if d.0.is_zero() {
+                fail(key, "must be above zero");
+            }
+        }
+        for (key, n) in [
+            ("server.max_connections", self.max_connections),
+            ("server.max_connections_per_address", self.max_connections_per_address),
+            ("server.max_header_bytes", self.max_header_bytes),
+            ("server.max_headers", self.max_headers),
+        ] {
+            if n == 0 {
+                fail(key, "must be above zero");
+            }
+        }
+        // hyper's read buffer (which bounds the head) refuses anything smaller.
+        if self.max_header_bytes < 8192 {
+            fail("server.max_header_bytes", "must be at least 8192");
+        }
+        match (&self.tls.cert, &self.tls.key) {
+            (Some(_), None) => fail("server.tls.key", "is needed when server.tls.cert is set"),
+            (None, Some(_)) => fail("server.tls.cert", "is needed when server.tls.key is set"),
+            _ => {}
+        }
+        if self.metrics.port.is_some_and(|p| p != 0 && p == self.port) {
+            fail("server.metrics.port", "must differ from server.port");
+        }
+    }
+}
+
 /// `[server.metrics]`: the self-metrics endpoint `GET {web_root}metrics`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

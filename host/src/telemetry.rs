@@ -29,6 +29,18 @@ pub struct LogConfig {
     pub level: String,
 }
 
+impl LogConfig {
+    /// The checks of `[log]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        if tracing_subscriber::EnvFilter::try_new(&self.level).is_err() {
+            fail(
+                "log.level",
+                "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"",
+            );
+        }
+    }
+}
+
 impl Default for LogConfig {
     fn default() -> Self {
         LogConfig { format: LogFormat::Text, level: "info".into() }
