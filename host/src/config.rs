@@ -116,20 +116,7 @@ impl Config {
         if let Err(ConfigError::Invalid { key, reason }) = self.validate_auth() {
             fail(&key, &reason);
         }
-        if self.cluster.exclude_namespaces.iter().any(|re| regex::Regex::new(re).is_err()) {
-            fail("cluster.exclude_namespaces", "contains an invalid regular expression");
-        }
-        if self.cluster.source == ClusterSource::Snapshot && self.cluster.snapshot.is_empty() {
-            fail("cluster.snapshot", "source \"snapshot\" needs at least one file or folder");
-        }
-        for (key, label) in [
-            ("cluster.app_label", &self.cluster.app_label),
-            ("cluster.version_label", &self.cluster.version_label),
-        ] {
-            if label.is_empty() {
-                fail(key, "must not be empty");
-            }
-        }
+        self.cluster.problems(&mut fail);
         self.metrics.problems(&mut fail);
         self.log.problems(&mut fail);
         self.limits.problems(&mut fail);
@@ -138,14 +125,7 @@ impl Config {
                 fail(&format!("appenders.{name}"), "expected a table");
             }
         }
-        if let Err(problems) = meshlens_health::Rules::compile(&self.health.rate) {
-            for p in problems {
-                fail(&p.key, &p.reason);
-            }
-        }
-        if self.health.export_interval.0.is_zero() {
-            fail("health.export_interval", "must be above zero");
-        }
+        self.health.problems(&mut fail);
         out
     }
 
