@@ -1,6 +1,6 @@
 //! Configuration: defaults, then the TOML file, then `MESHLENS_<SECTION>__<KEY>` variables.
 
-use std::{collections::BTreeMap, net::IpAddr, path::Path, time::Duration};
+use std::{collections::BTreeMap, path::Path};
 
 use figment::{
     Figment,
@@ -11,11 +11,19 @@ use serde::{Deserialize, Serialize};
 pub use meshlens_cluster::{ClusterConfig, SourceKind as ClusterSource};
 pub use meshlens_dashboards::DashboardsConfig;
 pub use meshlens_health::HealthConfig;
-use meshlens_params::DurationHistogram;
 pub use meshlens_params::HumanDuration;
 
-pub use crate::auth::config::{
-    AuthConfig, AuthStrategy, MAX_ARGON2_MEMORY_KIB, NamespaceAccess, SigningKeys,
+// Each section's type lives with the module that owns it; this module assembles them.
+pub use crate::{
+    api::external::{ExternalServices, GrafanaConfig, TracingConfig},
+    auth::config::{
+        AuthConfig, AuthStrategy, MAX_ARGON2_MEMORY_KIB, NamespaceAccess, SigningKeys, parse_cidr,
+    },
+    limits::LimitsConfig,
+    metrics_engine::MetricsConfig,
+    plugins::PluginsConfig,
+    server::{ServerConfig, ServerMetricsConfig, TlsConfig},
+    telemetry::{LogConfig, LogFormat},
 };
 
 /// The whole configuration.
@@ -36,248 +44,6 @@ pub struct Config {
     pub appenders: BTreeMap<String, serde_json::Value>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ServerConfig {
-    pub address: String,
-    pub port: u16,
-    pub web_root: String,
-    pub request_timeout: HumanDuration,
-    pub metrics: ServerMetricsConfig,
-    /// After SIGTERM: how long the listener keeps accepting while `/ready` answers 503.
-    pub shutdown_grace: HumanDuration,
-    /// After the grace period: the longest in-flight requests may take to finish.
-    pub drain_timeout: HumanDuration,
-    /// A connection must deliver a complete request head this soon after it opens or
-    /// after its first byte arrives.
-    pub header_read_timeout: HumanDuration,
-    /// A keep-alive connection with no request in flight is closed after this long.
-    pub idle_timeout: HumanDuration,
-    /// Open connections at most; further clients wait in the kernel's accept queue. Each
-    /// may hold up to `max_header_bytes` of buffer: 1,000 × 32 KiB = 32 MiB, which fits the
-    /// Deployment's memory next to the answer cache.
-    pub max_connections: usize,
-    /// Open connections from one client address (IPv6: one /64) at most; more are
-    /// answered 503 and closed at once.
-    pub max_connections_per_address: usize,
-    /// Largest request line plus headers, in bytes (431 above it).
-    pub max_header_bytes: usize,
-    /// Most header fields in one request (431 above it).
-    pub max_headers: usize,
-    /// Accept HTTP/2: prior-knowledge h2c in cleartext, ALPN `h2` with TLS.
-    pub http2: bool,
-    pub tls: TlsConfig,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            address: "127.0.0.1".into(),
-            port: 20001,
-            web_root: "/".into(),
-            request_timeout: HumanDuration(Duration::from_secs(30)),
-            metrics: ServerMetricsConfig::default(),
-            shutdown_grace: HumanDuration(Duration::from_secs(5)),
-            drain_timeout: HumanDuration(Duration::from_secs(20)),
-            header_read_timeout: HumanDuration(Duration::from_secs(10)),
-            idle_timeout: HumanDuration(Duration::from_secs(60)),
-            max_connections: 1_000,
-            max_connections_per_address: 200,
-            max_header_bytes: 32 * 1024,
-            max_headers: 100,
-            http2: false,
-            tls: TlsConfig::default(),
-        }
-    }
-}
-
-/// `[server.metrics]`: the self-metrics endpoint `GET {web_root}metrics`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ServerMetricsConfig {
-    /// Served on the main port at all.
-    pub enabled: bool,
-    /// Served without authentication on the main port.
-    pub public: bool,
-    /// Also served (always without authentication) at `/metrics` on this port, on `server.address`.
-    pub port: Option<u16>,
-}
-
-impl Default for ServerMetricsConfig {
-    fn default() -> Self {
-        ServerMetricsConfig { enabled: true, public: true, port: None }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    Text,
-    Json,
-}
-
-/// `[log]`: where the service's own log lines go (stderr) and how they look.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LogConfig {
-    pub format: LogFormat,
-    /// A tracing filter (`info`, `warn,meshlens=debug`); `RUST_LOG` overrides it.
-    pub level: String,
-}
-
-impl Default for LogConfig {
-    fn default() -> Self {
-        LogConfig { format: LogFormat::Text, level: "info".into() }
-    }
-}
-
-/// `[server.tls]`: both set serves HTTPS only; both unset serves plain HTTP.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TlsConfig {
-    /// PEM file: the certificate chain, leaf first.
-    pub cert: Option<String>,
-    /// PEM file: the private key (PKCS#8, PKCS#1 or SEC1).
-    pub key: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PluginsConfig {
-    /// Folders scanned for plugin libraries, in order.
-    pub dirs: Vec<String>,
-    /// Order of appenders beyond the bundled nine.
-    pub appenders: Vec<String>,
-}
-
-/// `[metrics]`: the active backend, shared settings, and one table per backend.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MetricsConfig {
-    pub backend: String,
-    pub timeout: HumanDuration,
-    /// `auto` (`None`) detects it from the store.
-    #[serde(with = "meshlens_params::duration_histogram_setting")]
-    pub duration_histogram: Option<DurationHistogram>,
-    /// How long an answer of the backend is reused for identical queries; 0 switches the cache off.
-    pub cache_ttl: HumanDuration,
-    /// Upper bound of the answer cache's (estimated) size.
-    pub cache_max_bytes: u64,
-    /// How often the backend's status is asked in the background (for `/status` and `/ready`).
-    pub status_interval: HumanDuration,
-    /// `/ready` answers 503 when the backend has not answered a status probe for this long.
-    pub stale_after: HumanDuration,
-    /// `[metrics.<backend>]` tables; anything else here is rejected by `validate`.
-    #[serde(flatten)]
-    pub backends: BTreeMap<String, serde_json::Value>,
-}
-
-impl Default for MetricsConfig {
-    fn default() -> Self {
-        MetricsConfig {
-            backend: "prometheus".into(),
-            timeout: HumanDuration(Duration::from_secs(10)),
-            duration_histogram: None,
-            cache_ttl: HumanDuration(Duration::from_secs(10)),
-            cache_max_bytes: 64 * 1024 * 1024,
-            status_interval: HumanDuration(Duration::from_secs(5)),
-            stale_after: HumanDuration(Duration::from_secs(30)),
-            backends: BTreeMap::new(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ExternalServices {
-    pub grafana: GrafanaConfig,
-    pub tracing: TracingConfig,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GrafanaConfig {
-    pub url: Option<String>,
-    pub display_link: bool,
-    pub service_dashboard_path: String,
-    pub workload_dashboard_path: String,
-    pub var_namespace: String,
-    pub var_service: String,
-    pub var_workload: String,
-}
-
-impl Default for GrafanaConfig {
-    fn default() -> Self {
-        GrafanaConfig {
-            url: None,
-            display_link: true,
-            service_dashboard_path: "/d/istio-service-dashboard".into(),
-            workload_dashboard_path: "/d/istio-workload-dashboard".into(),
-            var_namespace: "var-namespace".into(),
-            var_service: "var-service".into(),
-            var_workload: "var-workload".into(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TracingConfig {
-    pub url: Option<String>,
-}
-
-/// `[limits]`: what one request may cost, and how many run at once.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimitsConfig {
-    /// `quantiles[]` values per request.
-    pub max_quantiles: usize,
-    /// `byLabels[]` values per request.
-    pub max_by_labels: usize,
-    /// Namespaces in one graph.
-    pub max_graph_namespaces: usize,
-    /// Longest `duration` and `rateInterval`.
-    pub max_window: HumanDuration,
-    /// How far past the server's clock `queryTime` may be.
-    pub max_query_time_skew: HumanDuration,
-    /// Points per range series (range / step).
-    pub max_points: u64,
-    /// Series accepted in one backend answer.
-    pub max_answer_series: u64,
-    /// Bytes accepted in one backend answer.
-    pub max_answer_bytes: u64,
-    /// Expensive requests (graph, dashboards, health, metrics, validations) running at once.
-    pub max_concurrent_requests: usize,
-    /// Expensive requests waiting for a slot; more are refused at once.
-    pub max_queued_requests: usize,
-    /// Longest wait for a slot before a 503 with `Retry-After`.
-    pub queue_wait: HumanDuration,
-    /// Backend queries in flight at once, over all requests.
-    pub max_backend_queries: usize,
-    /// Threads of the CPU pool (graph build, appenders, output); 0: one per core.
-    pub cpu_threads: usize,
-}
-
-impl Default for LimitsConfig {
-    fn default() -> Self {
-        LimitsConfig {
-            max_quantiles: 10,
-            max_by_labels: 10,
-            max_graph_namespaces: 1000,
-            max_window: HumanDuration(Duration::from_secs(30 * 86_400)),
-            max_query_time_skew: HumanDuration(Duration::from_secs(300)),
-            max_points: 11_000,
-            max_answer_series: 100_000,
-            max_answer_bytes: 64 * 1024 * 1024,
-            max_concurrent_requests: 16,
-            max_queued_requests: 64,
-            queue_wait: HumanDuration(Duration::from_secs(2)),
-            max_backend_queries: 32,
-            cpu_threads: 0,
-        }
-    }
-}
-
 /// Why the configuration cannot be used; the message names the key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -291,7 +57,7 @@ pub enum ConfigError {
     Several(Vec<ConfigError>),
 }
 
-fn invalid(key: &str, reason: impl Into<String>) -> ConfigError {
+pub(crate) fn invalid(key: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { key: key.into(), reason: reason.into() }
 }
 
@@ -340,206 +106,34 @@ impl Config {
     }
 
     /// Every value serde cannot check that is wrong, each naming its key (`config check`
-    /// reports them all at once rather than one per run).
+    /// reports them all at once rather than one per run), section by section: each section
+    /// checks its own values, the checks across sections are here.
     pub fn problems(&self) -> Vec<ConfigError> {
         let mut out = Vec::new();
         let mut fail = |key: &str, reason: &str| out.push(invalid(key, reason));
-        if self.server.address.parse::<IpAddr>().is_err() {
-            fail("server.address", "expected an IP address such as 127.0.0.1");
-        }
-        let wr = &self.server.web_root;
-        if !wr.starts_with('/') || wr.contains("..") || wr.contains("//") {
-            fail("server.web_root", "must start with `/` and contain no `..` or `//`");
-        }
-        for (key, d) in [
-            ("server.request_timeout", self.server.request_timeout),
-            ("server.drain_timeout", self.server.drain_timeout),
-            ("server.header_read_timeout", self.server.header_read_timeout),
-            ("server.idle_timeout", self.server.idle_timeout),
-            ("metrics.status_interval", self.metrics.status_interval),
-            ("metrics.stale_after", self.metrics.stale_after),
-        ] {
-            if d.0.is_zero() {
-                fail(key, "must be above zero");
-            }
-        }
-        for (key, n) in [
-            ("server.max_connections", self.server.max_connections),
-            ("server.max_connections_per_address", self.server.max_connections_per_address),
-            ("server.max_header_bytes", self.server.max_header_bytes),
-            ("server.max_headers", self.server.max_headers),
-        ] {
-            if n == 0 {
-                fail(key, "must be above zero");
-            }
-        }
-        // hyper's read buffer (which bounds the head) refuses anything smaller.
-        if self.server.max_header_bytes < 8192 {
-            fail("server.max_header_bytes", "must be at least 8192");
-        }
-        match (&self.server.tls.cert, &self.server.tls.key) {
-            (Some(_), None) => fail("server.tls.key", "is needed when server.tls.cert is set"),
-            (None, Some(_)) => fail("server.tls.cert", "is needed when server.tls.key is set"),
-            _ => {}
-        }
+        self.server.problems(&mut fail);
         // One problem of [auth] at a time (the first found).
         if let Err(ConfigError::Invalid { key, reason }) = self.validate_auth() {
             fail(&key, &reason);
         }
-        if self.cluster.exclude_namespaces.iter().any(|re| regex::Regex::new(re).is_err()) {
-            fail("cluster.exclude_namespaces", "contains an invalid regular expression");
-        }
-        if self.cluster.source == ClusterSource::Snapshot && self.cluster.snapshot.is_empty() {
-            fail("cluster.snapshot", "source \"snapshot\" needs at least one file or folder");
-        }
-        for (key, label) in [
-            ("cluster.app_label", &self.cluster.app_label),
-            ("cluster.version_label", &self.cluster.version_label),
-        ] {
-            if label.is_empty() {
-                fail(key, "must not be empty");
-            }
-        }
-        if self.metrics.timeout.0.is_zero() {
-            fail("metrics.timeout", "must be above zero");
-        }
-        if self.server.metrics.port.is_some_and(|p| p != 0 && p == self.server.port) {
-            fail("server.metrics.port", "must differ from server.port");
-        }
-        if tracing_subscriber::EnvFilter::try_new(&self.log.level).is_err() {
-            fail(
-                "log.level",
-                "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"",
-            );
-        }
-        let l = &self.limits;
-        for (key, v) in [
-            ("limits.max_points", l.max_points),
-            ("limits.max_answer_series", l.max_answer_series),
-            ("limits.max_answer_bytes", l.max_answer_bytes),
-            ("limits.max_concurrent_requests", l.max_concurrent_requests as u64),
-            ("limits.max_backend_queries", l.max_backend_queries as u64),
-            ("limits.max_window", l.max_window.0.as_secs()),
-        ] {
-            if v == 0 {
-                fail(key, "must be above zero");
-            }
-        }
-        for (name, table) in &self.metrics.backends {
-            if !table.is_object() {
-                fail(
-                    &format!("metrics.{name}"),
-                    "unknown key (backend settings go in a [metrics.<backend>] table)",
-                );
-            }
-        }
+        self.cluster.problems(&mut fail);
+        self.metrics.problems(&mut fail);
+        self.log.problems(&mut fail);
+        self.limits.problems(&mut fail);
         for (name, table) in &self.appenders {
             if !table.is_object() {
                 fail(&format!("appenders.{name}"), "expected a table");
             }
         }
-        if let Err(problems) = meshlens_health::Rules::compile(&self.health.rate) {
-            for p in problems {
-                fail(&p.key, &p.reason);
-            }
-        }
-        if self.health.export_interval.0.is_zero() {
-            fail("health.export_interval", "must be above zero");
-        }
+        self.health.problems(&mut fail);
         out
     }
 
+    /// The first problem of `[auth]`, then its check across sections: a per-user strategy
+    /// needs the cluster's API server.
     fn validate_auth(&self) -> Result<(), ConfigError> {
         let a = &self.auth;
-        let password = !a.password.as_deref().unwrap_or("").is_empty();
-        if a.strategy == AuthStrategy::Login {
-            if !password && a.password_hash.is_none() {
-                return Err(invalid(
-                    "auth.password",
-                    "strategy \"login\" needs a password or auth.password_hash (or set auth.strategy = \"anonymous\")",
-                ));
-            }
-            if a.username.is_empty() {
-                return Err(invalid("auth.username", "must not be empty"));
-            }
-        }
-        if password && a.password_hash.is_some() {
-            return Err(invalid(
-                "auth.password_hash",
-                "set either auth.password or auth.password_hash, not both",
-            ));
-        }
-        if let Some(hash) = &a.password_hash {
-            let phc = argon2::PasswordHash::new(hash)
-                .ok()
-                .filter(|h| h.algorithm.as_str().starts_with("argon2"))
-                .ok_or_else(|| invalid("auth.password_hash", "expected an Argon2 PHC string such as $argon2id$v=19$m=19456,t=2,p=1$...$..."))?;
-            let params = argon2::Params::try_from(&phc)
-                .map_err(|_| invalid("auth.password_hash", "its Argon2 parameters are invalid"))?;
-            if params.m_cost() > MAX_ARGON2_MEMORY_KIB {
-                return Err(invalid(
-                    "auth.password_hash",
-                    format!(
-                        "its memory cost m={} KiB is above {MAX_ARGON2_MEMORY_KIB} KiB: every login would allocate that much; hash again with a smaller m (19456 is the suggested value)",
-                        params.m_cost()
-                    ),
-                ));
-            }
-        }
-        if a.login_concurrency == 0 {
-            return Err(invalid("auth.login_concurrency", "must be above zero"));
-        }
-        if a.max_failed_logins_total == 0 {
-            return Err(invalid("auth.max_failed_logins_total", "must be above zero"));
-        }
-        if let Some(bad) = a.trusted_proxies.iter().find(|c| parse_cidr(c).is_none()) {
-            return Err(invalid(
-                "auth.trusted_proxies",
-                format!("{bad:?} is not an address or CIDR such as 10.0.0.0/8 or fd00::/8"),
-            ));
-        }
-        if a.review_cache_entries == 0 || a.review_concurrency == 0 {
-            return Err(invalid(
-                "auth.review_cache_entries",
-                "review_cache_entries and review_concurrency must be above zero",
-            ));
-        }
-        if a.review_rate == 0 || a.review_burst == 0 {
-            return Err(invalid(
-                "auth.review_rate",
-                "review_rate and review_burst must be above zero",
-            ));
-        }
-        if a.audiences.iter().any(String::is_empty) {
-            return Err(invalid("auth.audiences", "an audience must not be empty"));
-        }
-        if let Some(keys) = &a.signing_key {
-            let keys = keys.keys();
-            if keys.is_empty() || keys.iter().any(|k| k.len() < 32) {
-                return Err(invalid(
-                    "auth.signing_key",
-                    "must be at least 32 bytes long (each key, when a list is given)",
-                ));
-            }
-        }
-        if a.token_lifetime.0.is_zero() {
-            return Err(invalid("auth.token_lifetime", "must be above zero"));
-        }
-        if a.issuer.is_empty() {
-            return Err(invalid("auth.issuer", "must not be empty"));
-        }
-        if a.max_failed_logins == 0 {
-            return Err(invalid("auth.max_failed_logins", "must be above zero"));
-        }
-        if warp::http::HeaderName::from_bytes(a.header_name.as_bytes()).is_err() {
-            return Err(invalid("auth.header_name", "must be a valid HTTP header name"));
-        }
-        if a.review_cache_ttl.0.is_zero() {
-            return Err(invalid("auth.review_cache_ttl", "must be above zero"));
-        }
-        if a.namespace_access.verb.is_empty() || a.namespace_access.resource.is_empty() {
-            return Err(invalid("auth.namespace_access", "verb and resource must not be empty"));
-        }
+        a.first_problem()?;
         if a.strategy.per_user() && self.cluster.source == ClusterSource::Snapshot {
             return Err(invalid(
                 "auth.strategy",
@@ -624,14 +218,6 @@ fn figment_message(e: figment::Error) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-/// An address or CIDR of `auth.trusted_proxies` (a bare address is one host).
-pub fn parse_cidr(text: &str) -> Option<ipnet::IpNet> {
-    let text = text.trim();
-    text.parse::<ipnet::IpNet>()
-        .ok()
-        .or_else(|| text.parse::<std::net::IpAddr>().ok().map(ipnet::IpNet::from))
 }
 
 /// What kind of value was found, without the value.

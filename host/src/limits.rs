@@ -11,10 +11,82 @@ use std::{
 };
 
 use meshlens_dashboards::ParamLimits;
+use meshlens_params::HumanDuration;
 use meshlens_traffic::GraphLimits;
+use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::{config::LimitsConfig, error::ApiError};
+use crate::error::ApiError;
+
+/// `[limits]`: what one request may cost, and how many run at once.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// `quantiles[]` values per request.
+    pub max_quantiles: usize,
+    /// `byLabels[]` values per request.
+    pub max_by_labels: usize,
+    /// Namespaces in one graph.
+    pub max_graph_namespaces: usize,
+    /// Longest `duration` and `rateInterval`.
+    pub max_window: HumanDuration,
+    /// How far past the server's clock `queryTime` may be.
+    pub max_query_time_skew: HumanDuration,
+    /// Points per range series (range / step).
+    pub max_points: u64,
+    /// Series accepted in one backend answer.
+    pub max_answer_series: u64,
+    /// Bytes accepted in one backend answer.
+    pub max_answer_bytes: u64,
+    /// Expensive requests (graph, dashboards, health, metrics, validations) running at once.
+    pub max_concurrent_requests: usize,
+    /// Expensive requests waiting for a slot; more are refused at once.
+    pub max_queued_requests: usize,
+    /// Longest wait for a slot before a 503 with `Retry-After`.
+    pub queue_wait: HumanDuration,
+    /// Backend queries in flight at once, over all requests.
+    pub max_backend_queries: usize,
+    /// Threads of the CPU pool (graph build, appenders, output); 0: one per core.
+    pub cpu_threads: usize,
+}
+
+impl LimitsConfig {
+    /// The checks of `[limits]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        for (key, v) in [
+            ("limits.max_points", self.max_points),
+            ("limits.max_answer_series", self.max_answer_series),
+            ("limits.max_answer_bytes", self.max_answer_bytes),
+            ("limits.max_concurrent_requests", self.max_concurrent_requests as u64),
+            ("limits.max_backend_queries", self.max_backend_queries as u64),
+            ("limits.max_window", self.max_window.0.as_secs()),
+        ] {
+            if v == 0 {
+                fail(key, "must be above zero");
+            }
+        }
+    }
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_quantiles: 10,
+            max_by_labels: 10,
+            max_graph_namespaces: 1000,
+            max_window: HumanDuration(Duration::from_secs(30 * 86_400)),
+            max_query_time_skew: HumanDuration(Duration::from_secs(300)),
+            max_points: 11_000,
+            max_answer_series: 100_000,
+            max_answer_bytes: 64 * 1024 * 1024,
+            max_concurrent_requests: 16,
+            max_queued_requests: 64,
+            queue_wait: HumanDuration(Duration::from_secs(2)),
+            max_backend_queries: 32,
+            cpu_threads: 0,
+        }
+    }
+}
 
 impl LimitsConfig {
     /// The limits graph parameters are checked against, at the server's clock `now`.

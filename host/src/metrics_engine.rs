@@ -10,6 +10,7 @@
 mod inflight;
 
 use std::{
+    collections::BTreeMap,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU64, Ordering},
@@ -20,12 +21,13 @@ use std::{
 use abi_stable::std_types::RResult;
 use futures::{FutureExt, future::try_join_all};
 use inflight::{Inflight, Joined, Sending, SharedQuery, Waiter, Waiters};
-use meshlens_params::DurationHistogram;
+use meshlens_params::{DurationHistogram, HumanDuration};
 use meshlens_query_batch::{Answers, QueryBatch};
 use plugin_api::{
     BackendStatus, HistogramStat, Matcher, MetricQuery, MetricsBackendBox, QueryResult, QueryTime,
     RangeFunc,
 };
+use serde::{Deserialize, Serialize};
 
 use meshlens_telemetry as telemetry;
 
@@ -33,6 +35,66 @@ use crate::{
     answer_cache::AnswerCache,
     context::{QueryOutcome, RequestContext},
 };
+
+/// `[metrics]`: the active backend, shared settings, and one table per backend.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MetricsConfig {
+    pub backend: String,
+    pub timeout: HumanDuration,
+    /// `auto` (`None`) detects it from the store.
+    #[serde(with = "meshlens_params::duration_histogram_setting")]
+    pub duration_histogram: Option<DurationHistogram>,
+    /// How long an answer of the backend is reused for identical queries; 0 switches the cache off.
+    pub cache_ttl: HumanDuration,
+    /// Upper bound of the answer cache's (estimated) size.
+    pub cache_max_bytes: u64,
+    /// How often the backend's status is asked in the background (for `/status` and `/ready`).
+    pub status_interval: HumanDuration,
+    /// `/ready` answers 503 when the backend has not answered a status probe for this long.
+    pub stale_after: HumanDuration,
+    /// `[metrics.<backend>]` tables; anything else here is rejected by `validate`.
+    #[serde(flatten)]
+    pub backends: BTreeMap<String, serde_json::Value>,
+}
+
+impl MetricsConfig {
+    /// The checks of `[metrics]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        for (key, d) in [
+            ("metrics.timeout", self.timeout),
+            ("metrics.status_interval", self.status_interval),
+            ("metrics.stale_after", self.stale_after),
+        ] {
+            if d.0.is_zero() {
+                fail(key, "must be above zero");
+            }
+        }
+        for (name, table) in &self.backends {
+            if !table.is_object() {
+                fail(
+                    &format!("metrics.{name}"),
+                    "unknown key (backend settings go in a [metrics.<backend>] table)",
+                );
+            }
+        }
+    }
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            backend: "prometheus".into(),
+            timeout: HumanDuration(Duration::from_secs(10)),
+            duration_histogram: None,
+            cache_ttl: HumanDuration(Duration::from_secs(10)),
+            cache_max_bytes: 64 * 1024 * 1024,
+            status_interval: HumanDuration(Duration::from_secs(5)),
+            stale_after: HumanDuration(Duration::from_secs(30)),
+            backends: BTreeMap::new(),
+        }
+    }
+}
 
 /// Why a query produced no answer.
 #[derive(Clone, Debug, thiserror::Error)]

@@ -16,6 +16,17 @@ use abi_stable::{
 use plugin_api::{
     AppenderBox, DashboardProviderBox, MetricsBackendBox, PluginError, PluginMod_Ref,
 };
+use serde::{Deserialize, Serialize};
+
+/// `[plugins]`: where plugin libraries are found, and the order of their appenders.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PluginsConfig {
+    /// Folders scanned for plugin libraries, in order.
+    pub dirs: Vec<String>,
+    /// Order of appenders beyond the bundled nine.
+    pub appenders: Vec<String>,
+}
 
 /// A library that was loaded.
 #[derive(Clone, Debug)]

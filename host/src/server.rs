@@ -8,6 +8,8 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
+use meshlens_params::HumanDuration;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use warp::Filter;
@@ -18,6 +20,135 @@ use crate::{
     router::Router,
     state::AppState,
 };
+
+/// `[server]`: the listener's address, timeouts and connection limits.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    pub address: String,
+    pub port: u16,
+    pub web_root: String,
+    pub request_timeout: HumanDuration,
+    pub metrics: ServerMetricsConfig,
+    /// After SIGTERM: how long the listener keeps accepting while `/ready` answers 503.
+    pub shutdown_grace: HumanDuration,
+    /// After the grace period: the longest in-flight requests may take to finish.
+    pub drain_timeout: HumanDuration,
+    /// A connection must deliver a complete request head this soon after it opens or
+    /// after its first byte arrives.
+    pub header_read_timeout: HumanDuration,
+    /// A keep-alive connection with no request in flight is closed after this long.
+    pub idle_timeout: HumanDuration,
+    /// Open connections at most; further clients wait in the kernel's accept queue. Each
+    /// may hold up to `max_header_bytes` of buffer: 1,000 × 32 KiB = 32 MiB, which fits the
+    /// Deployment's memory next to the answer cache.
+    pub max_connections: usize,
+    /// Open connections from one client address (IPv6: one /64) at most; more are
+    /// answered 503 and closed at once.
+    pub max_connections_per_address: usize,
+    /// Largest request line plus headers, in bytes (431 above it).
+    pub max_header_bytes: usize,
+    /// Most header fields in one request (431 above it).
+    pub max_headers: usize,
+    /// Accept HTTP/2: prior-knowledge h2c in cleartext, ALPN `h2` with TLS.
+    pub http2: bool,
+    pub tls: TlsConfig,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            address: "127.0.0.1".into(),
+            port: 20001,
+            web_root: "/".into(),
+            request_timeout: HumanDuration(Duration::from_secs(30)),
+            metrics: ServerMetricsConfig::default(),
+            shutdown_grace: HumanDuration(Duration::from_secs(5)),
+            drain_timeout: HumanDuration(Duration::from_secs(20)),
+            header_read_timeout: HumanDuration(Duration::from_secs(10)),
+            idle_timeout: HumanDuration(Duration::from_secs(60)),
+            max_connections: 1_000,
+            max_connections_per_address: 200,
+            max_header_bytes: 32 * 1024,
+            max_headers: 100,
+            http2: false,
+            tls: TlsConfig::default(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The checks of `[server]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        if self.address.parse::<std::net::IpAddr>().is_err() {
+            fail("server.address", "expected an IP address such as 127.0.0.1");
+        }
+        let wr = &self.web_root;
+        if !wr.starts_with('/') || wr.contains("..") || wr.contains("//") {
+            fail("server.web_root", "must start with `/` and contain no `..` or `//`");
+        }
+        for (key, d) in [
+            ("server.request_timeout", self.request_timeout),
+            ("server.drain_timeout", self.drain_timeout),
+            ("server.header_read_timeout", self.header_read_timeout),
+            ("server.idle_timeout", self.idle_timeout),
+        ] {
+            if d.0.is_zero() {
+                fail(key, "must be above zero");
+            }
+        }
+        for (key, n) in [
+            ("server.max_connections", self.max_connections),
+            ("server.max_connections_per_address", self.max_connections_per_address),
+            ("server.max_header_bytes", self.max_header_bytes),
+            ("server.max_headers", self.max_headers),
+        ] {
+            if n == 0 {
+                fail(key, "must be above zero");
+            }
+        }
+        // hyper's read buffer (which bounds the head) refuses anything smaller.
+        if self.max_header_bytes < 8192 {
+            fail("server.max_header_bytes", "must be at least 8192");
+        }
+        match (&self.tls.cert, &self.tls.key) {
+            (Some(_), None) => fail("server.tls.key", "is needed when server.tls.cert is set"),
+            (None, Some(_)) => fail("server.tls.cert", "is needed when server.tls.key is set"),
+            _ => {}
+        }
+        if self.metrics.port.is_some_and(|p| p != 0 && p == self.port) {
+            fail("server.metrics.port", "must differ from server.port");
+        }
+    }
+}
+
+/// `[server.metrics]`: the self-metrics endpoint `GET {web_root}metrics`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerMetricsConfig {
+    /// Served on the main port at all.
+    pub enabled: bool,
+    /// Served without authentication on the main port.
+    pub public: bool,
+    /// Also served (always without authentication) at `/metrics` on this port, on `server.address`.
+    pub port: Option<u16>,
+}
+
+impl Default for ServerMetricsConfig {
+    fn default() -> Self {
+        ServerMetricsConfig { enabled: true, public: true, port: None }
+    }
+}
+
+/// `[server.tls]`: both set serves HTTPS only; both unset serves plain HTTP.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsConfig {
+    /// PEM file: the certificate chain, leaf first.
+    pub cert: Option<String>,
+    /// PEM file: the private key (PKCS#8, PKCS#1 or SEC1).
+    pub key: Option<String>,
+}
 
 /// Binds, logs the bound address on one line, and serves until SIGINT/SIGTERM.
 pub async fn serve(state: Arc<AppState>) -> std::io::Result<()> {

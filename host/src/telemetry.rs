@@ -6,14 +6,46 @@
 
 use std::{io::IsTerminal, time::Duration};
 
+use serde::{Deserialize, Serialize};
 use warp::http::StatusCode;
 
-use crate::{
-    config::{LogConfig, LogFormat},
-    context::RequestContext,
-};
+use crate::context::RequestContext;
 
 pub use meshlens_telemetry::metrics;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// `[log]`: where the service's own log lines go (stderr) and how they look.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    pub format: LogFormat,
+    /// A tracing filter (`info`, `warn,meshlens=debug`); `RUST_LOG` overrides it.
+    pub level: String,
+}
+
+impl LogConfig {
+    /// The checks of `[log]` serde cannot make, each reported to `fail` with its key.
+    pub(crate) fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        if tracing_subscriber::EnvFilter::try_new(&self.level).is_err() {
+            fail(
+                "log.level",
+                "expected a level such as \"info\" or a filter such as \"warn,meshlens=debug\"",
+            );
+        }
+    }
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig { format: LogFormat::Text, level: "info".into() }
+    }
+}
 
 /// Keeps `meshlens_api_requests_in_flight` up while alive.
 pub struct InFlight(());

@@ -51,6 +51,25 @@ pub struct ClusterConfig {
     pub sync_timeout: HumanDuration,
 }
 
+impl ClusterConfig {
+    /// The checks of `[cluster]` serde cannot make, each reported to `fail` with its key.
+    pub fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        if self.exclude_namespaces.iter().any(|re| Regex::new(re).is_err()) {
+            fail("cluster.exclude_namespaces", "contains an invalid regular expression");
+        }
+        if self.source == SourceKind::Snapshot && self.snapshot.is_empty() {
+            fail("cluster.snapshot", "source \"snapshot\" needs at least one file or folder");
+        }
+        for (key, label) in
+            [("cluster.app_label", &self.app_label), ("cluster.version_label", &self.version_label)]
+        {
+            if label.is_empty() {
+                fail(key, "must not be empty");
+            }
+        }
+    }
+}
+
 impl Default for ClusterConfig {
     fn default() -> Self {
         ClusterConfig {

@@ -36,6 +36,18 @@ impl Default for HealthConfig {
 }
 
 impl HealthConfig {
+    /// The checks of `[health]` serde cannot make, each reported to `fail` with its key.
+    pub fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        if let Err(problems) = Rules::compile(&self.rate) {
+            for p in problems {
+                fail(&p.key, &p.reason);
+            }
+        }
+        if self.export_interval.0.is_zero() {
+            fail("health.export_interval", "must be above zero");
+        }
+    }
+
     /// The compiled rules (the default rule alone if `rate` were invalid, which
     /// the host's config validation refuses before serving).
     pub fn rules(&self) -> &Rules {

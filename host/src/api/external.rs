@@ -1,9 +1,52 @@
-//! dashboardInfo (Grafana) and tracingInfo (tracing UI) descriptors.
+//! dashboardInfo (Grafana) and tracingInfo (tracing UI) descriptors, and their
+//! `[external_services]` section.
+
+use serde::{Deserialize, Serialize};
 
 use crate::{
     error::ApiError,
     router::{Ctx, HandlerFuture, Reply, Route},
 };
+
+/// `[external_services]`: links to Grafana and the tracing UI.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExternalServices {
+    pub grafana: GrafanaConfig,
+    pub tracing: TracingConfig,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GrafanaConfig {
+    pub url: Option<String>,
+    pub display_link: bool,
+    pub service_dashboard_path: String,
+    pub workload_dashboard_path: String,
+    pub var_namespace: String,
+    pub var_service: String,
+    pub var_workload: String,
+}
+
+impl Default for GrafanaConfig {
+    fn default() -> Self {
+        GrafanaConfig {
+            url: None,
+            display_link: true,
+            service_dashboard_path: "/d/istio-service-dashboard".into(),
+            workload_dashboard_path: "/d/istio-workload-dashboard".into(),
+            var_namespace: "var-namespace".into(),
+            var_service: "var-service".into(),
+            var_workload: "var-workload".into(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TracingConfig {
+    pub url: Option<String>,
+}
 
 pub fn routes() -> Vec<Route> {
     vec![

@@ -1,11 +1,11 @@
 //! `[auth]` of the configuration: the strategy, its credentials and the limits of logins
-//! and token reviews. Checked by the config's validation (`crate::config`).
+//! and token reviews, with the checks of its own values (`crate::config` runs them).
 
 use std::{fmt, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::HumanDuration;
+use crate::config::{ConfigError, HumanDuration, invalid};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -134,6 +134,103 @@ impl fmt::Debug for AuthConfig {
     }
 }
 
+impl AuthConfig {
+    /// The first problem of `[auth]` serde cannot find, naming its key (one at a time).
+    pub(crate) fn first_problem(&self) -> Result<(), ConfigError> {
+        let a = self;
+        let password = !a.password.as_deref().unwrap_or("").is_empty();
+        if a.strategy == AuthStrategy::Login {
+            if !password && a.password_hash.is_none() {
+                return Err(invalid(
+                    "auth.password",
+                    "strategy \"login\" needs a password or auth.password_hash (or set auth.strategy = \"anonymous\")",
+                ));
+            }
+            if a.username.is_empty() {
+                return Err(invalid("auth.username", "must not be empty"));
+            }
+        }
+        if password && a.password_hash.is_some() {
+            return Err(invalid(
+                "auth.password_hash",
+                "set either auth.password or auth.password_hash, not both",
+            ));
+        }
+        if let Some(hash) = &a.password_hash {
+            let phc = argon2::PasswordHash::new(hash)
+                .ok()
+                .filter(|h| h.algorithm.as_str().starts_with("argon2"))
+                .ok_or_else(|| invalid("auth.password_hash", "expected an Argon2 PHC string such as $argon2id$v=19$m=19456,t=2,p=1$...$..."))?;
+            let params = argon2::Params::try_from(&phc)
+                .map_err(|_| invalid("auth.password_hash", "its Argon2 parameters are invalid"))?;
+            if params.m_cost() > MAX_ARGON2_MEMORY_KIB {
+                return Err(invalid(
+                    "auth.password_hash",
+                    format!(
+                        "its memory cost m={} KiB is above {MAX_ARGON2_MEMORY_KIB} KiB: every login would allocate that much; hash again with a smaller m (19456 is the suggested value)",
+                        params.m_cost()
+                    ),
+                ));
+            }
+        }
+        if a.login_concurrency == 0 {
+            return Err(invalid("auth.login_concurrency", "must be above zero"));
+        }
+        if a.max_failed_logins_total == 0 {
+            return Err(invalid("auth.max_failed_logins_total", "must be above zero"));
+        }
+        if let Some(bad) = a.trusted_proxies.iter().find(|c| parse_cidr(c).is_none()) {
+            return Err(invalid(
+                "auth.trusted_proxies",
+                format!("{bad:?} is not an address or CIDR such as 10.0.0.0/8 or fd00::/8"),
+            ));
+        }
+        if a.review_cache_entries == 0 || a.review_concurrency == 0 {
+            return Err(invalid(
+                "auth.review_cache_entries",
+                "review_cache_entries and review_concurrency must be above zero",
+            ));
+        }
+        if a.review_rate == 0 || a.review_burst == 0 {
+            return Err(invalid(
+                "auth.review_rate",
+                "review_rate and review_burst must be above zero",
+            ));
+        }
+        if a.audiences.iter().any(String::is_empty) {
+            return Err(invalid("auth.audiences", "an audience must not be empty"));
+        }
+        if let Some(keys) = &a.signing_key {
+            let keys = keys.keys();
+            if keys.is_empty() || keys.iter().any(|k| k.len() < 32) {
+                return Err(invalid(
+                    "auth.signing_key",
+                    "must be at least 32 bytes long (each key, when a list is given)",
+                ));
+            }
+        }
+        if a.token_lifetime.0.is_zero() {
+            return Err(invalid("auth.token_lifetime", "must be above zero"));
+        }
+        if a.issuer.is_empty() {
+            return Err(invalid("auth.issuer", "must not be empty"));
+        }
+        if a.max_failed_logins == 0 {
+            return Err(invalid("auth.max_failed_logins", "must be above zero"));
+        }
+        if warp::http::HeaderName::from_bytes(a.header_name.as_bytes()).is_err() {
+            return Err(invalid("auth.header_name", "must be a valid HTTP header name"));
+        }
+        if a.review_cache_ttl.0.is_zero() {
+            return Err(invalid("auth.review_cache_ttl", "must be above zero"));
+        }
+        if a.namespace_access.verb.is_empty() || a.namespace_access.resource.is_empty() {
+            return Err(invalid("auth.namespace_access", "verb and resource must not be empty"));
+        }
+        Ok(())
+    }
+}
+
 impl Default for AuthConfig {
     fn default() -> Self {
         AuthConfig {
@@ -158,4 +255,12 @@ impl Default for AuthConfig {
             namespace_access: NamespaceAccess::default(),
         }
     }
+}
+
+/// An address or CIDR of `auth.trusted_proxies` (a bare address is one host).
+pub fn parse_cidr(text: &str) -> Option<ipnet::IpNet> {
+    let text = text.trim();
+    text.parse::<ipnet::IpNet>()
+        .ok()
+        .or_else(|| text.parse::<std::net::IpAddr>().ok().map(ipnet::IpNet::from))
 }

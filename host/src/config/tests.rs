@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use super::*;
 
 fn from_toml(text: &str) -> Result<Config, ConfigError> {

@@ -18,6 +18,7 @@
 
 mod defs;
 mod ops;
+mod params;
 
 use std::fmt::Write as _;
 
