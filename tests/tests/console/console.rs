@@ -18,25 +18,7 @@ use integration_tests::{
 };
 use serde_json::{Value, json};
 
-/// The demo: config/demo.toml with the bundled plugins and generated demo traffic.
-fn demo() -> Meshlens {
-    let f = fixture(&["--topology", "demo", "--minutes", "20"]);
-    let config =
-        std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
-    let config = config.replace("port = 20001", "port = 0");
-    let dir = plugin_dir(BUNDLED);
-    let dirs = format!("[\"{}\"]", dir.path().display());
-    let om = f.openmetrics.display().to_string();
-    Meshlens::start(
-        &config,
-        &[
-            ("MESHLENS_PLUGINS__DIRS", dirs.as_str()),
-            ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str()),
-        ],
-        vec![dir],
-    )
-    .expect("the demo starts")
-}
+use crate::common::{demo, synthetic_mesh};
 
 fn base(m: &Meshlens) -> String {
     format!("http://{}", m.addr)
@@ -1159,39 +1141,6 @@ fn console_graph_on_prometheus_matches_the_api() {
         );
         no_console_errors(&c, "export").await;
     });
-}
-
-/// The scale benchmarks' mesh: `namespaces` namespaces of a 10-workload chain each (plus the
-/// shared `unknown` caller), `minutes` of traffic ending at 1700000000, in the embedded store.
-fn synthetic_mesh(namespaces: usize, minutes: &str) -> Meshlens {
-    use std::fmt::Write as _;
-    let synthetic = tempfile::tempdir().expect("temp dir");
-    let mut y = String::new();
-    for n in 0..namespaces {
-        let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
-    }
-    std::fs::write(synthetic.path().join("namespaces.yaml"), y).expect("manifests");
-    let count = namespaces.to_string();
-    let f = fixture(&[
-        "--topology",
-        "synthetic",
-        "--namespaces",
-        &count,
-        "--workloads",
-        "10",
-        "--minutes",
-        minutes,
-        "--end",
-        "1700000000",
-    ]);
-    let dir = plugin_dir(BUNDLED);
-    let cfg = format!(
-        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"snapshot\"\nsnapshot = [{:?}]\n[metrics]\nbackend = \"openmetrics_file\"\n[metrics.openmetrics_file]\npath = {:?}\n",
-        dir.path(),
-        synthetic.path(),
-        f.openmetrics
-    );
-    Meshlens::start(&cfg, &[], vec![dir, synthetic]).expect("meshlens starts")
 }
 
 /// A graph past the big-graph threshold (801 nodes) takes the fast path: still exactly the

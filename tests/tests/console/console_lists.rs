@@ -8,30 +8,11 @@ use std::collections::BTreeSet;
 use fantoccini::Locator;
 use integration_tests::{
     browser::{Client, console_errors, js, screenshot, wait_js, with_browser},
-    prometheus::fixture,
-    server::{BUNDLED, Meshlens, plugin_dir, workspace_root},
+    server::Meshlens,
 };
 use serde_json::{Value, json};
 
-/// The demo: config/demo.toml with the bundled plugins and generated demo traffic.
-fn demo() -> Meshlens {
-    let f = fixture(&["--topology", "demo", "--minutes", "20"]);
-    let config =
-        std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
-    let config = config.replace("port = 20001", "port = 0");
-    let dir = plugin_dir(BUNDLED);
-    let dirs = format!("[\"{}\"]", dir.path().display());
-    let om = f.openmetrics.display().to_string();
-    Meshlens::start(
-        &config,
-        &[
-            ("MESHLENS_PLUGINS__DIRS", dirs.as_str()),
-            ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str()),
-        ],
-        vec![dir],
-    )
-    .expect("the demo starts")
-}
+use crate::common::{demo, emulate_scheme};
 
 fn api(m: &Meshlens, path: &str) -> Value {
     let r = m.get(path);
@@ -503,33 +484,6 @@ fn service_page_workload_charts_and_overview_links() {
         let errors = console_errors(&c).await;
         assert!(errors.is_empty(), "browser errors: {errors:#?}");
     });
-}
-
-/// chromedriver's `POST /session/{id}/goog/cdp/execute`: one DevTools command.
-#[derive(Debug)]
-struct Cdp(Value);
-
-impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base: &url::Url,
-        session: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
-    }
-    fn method_and_body(&self, _url: &url::Url) -> (warp::http::Method, Option<String>) {
-        (warp::http::Method::POST, Some(self.0.to_string()))
-    }
-}
-
-/// Emulates `prefers-color-scheme` (`""` restores the system's).
-async fn emulate_scheme(c: &Client, scheme: &str) {
-    c.issue_cmd(Cdp(json!({
-        "cmd": "Emulation.setEmulatedMedia",
-        "params": { "features": [{ "name": "prefers-color-scheme", "value": scheme }] }
-    })))
-    .await
-    .expect("emulate the colour scheme");
 }
 
 /// Relative luminance (WCAG) of the page background and of the text of `selector`, and

@@ -15,6 +15,8 @@ use integration_tests::{
 };
 use serde_json::{Value, json};
 
+use crate::common::{emulate_scheme, synthetic_mesh};
+
 /// The demo (config/demo.toml, bundled plugins, 20 minutes of generated traffic) with the
 /// answer cache's TTL set to `ttl`.
 fn demo(ttl: &str) -> Meshlens {
@@ -333,39 +335,6 @@ async fn labels_readable(c: &Client, what: &str) -> (usize, f64, usize) {
     (labels.len(), smallest, overlapping)
 }
 
-/// The scale benchmarks' mesh: `namespaces` namespaces of a 10-workload chain each (plus the
-/// shared `unknown` caller), `minutes` of traffic ending at 1700000000, in the embedded store.
-fn synthetic_mesh(namespaces: usize, minutes: &str) -> Meshlens {
-    use std::fmt::Write as _;
-    let synthetic = tempfile::tempdir().expect("temp dir");
-    let mut y = String::new();
-    for n in 0..namespaces {
-        let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
-    }
-    std::fs::write(synthetic.path().join("namespaces.yaml"), y).expect("manifests");
-    let count = namespaces.to_string();
-    let f = fixture(&[
-        "--topology",
-        "synthetic",
-        "--namespaces",
-        &count,
-        "--workloads",
-        "10",
-        "--minutes",
-        minutes,
-        "--end",
-        "1700000000",
-    ]);
-    let dir = plugin_dir(BUNDLED);
-    let cfg = format!(
-        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"snapshot\"\nsnapshot = [{:?}]\n[metrics]\nbackend = \"openmetrics_file\"\n[metrics.openmetrics_file]\npath = {:?}\n",
-        dir.path(),
-        synthetic.path(),
-        f.openmetrics
-    );
-    Meshlens::start(&cfg, &[], vec![dir, synthetic]).expect("meshlens starts")
-}
-
 #[test]
 fn graphs_up_to_100_nodes_draw_every_name_at_8_px_or_more() {
     let m = demo("10s");
@@ -427,33 +396,6 @@ fn graphs_up_to_100_nodes_draw_every_name_at_8_px_or_more() {
         let errors = console_errors(&c).await;
         assert!(errors.is_empty(), "browser errors: {errors:#?}");
     });
-}
-
-/// chromedriver's `POST /session/{id}/goog/cdp/execute`: one DevTools command.
-#[derive(Debug)]
-struct Cdp(Value);
-
-impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base: &url::Url,
-        session: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
-    }
-    fn method_and_body(&self, _url: &url::Url) -> (warp::http::Method, Option<String>) {
-        (warp::http::Method::POST, Some(self.0.to_string()))
-    }
-}
-
-/// Emulates `prefers-color-scheme` (`""` restores the system's).
-async fn emulate_scheme(c: &Client, scheme: &str) {
-    c.issue_cmd(Cdp(json!({
-        "cmd": "Emulation.setEmulatedMedia",
-        "params": { "features": [{ "name": "prefers-color-scheme", "value": scheme }] }
-    })))
-    .await
-    .expect("emulate the colour scheme");
 }
 
 /// WCAG relative luminance of the page background, of the main text and of the graph's

@@ -2,6 +2,7 @@
 //!
 //! One test binary per group (README, "The two commands"): one `mod` per test file.
 
+mod common;
 mod console;
 mod console_lists;
 mod console_replay;
