@@ -305,8 +305,10 @@ fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     // The pool frees up and says why.
     wait_for_busy(&m, 0);
     assert_stopped(&m, 1, "the build was stopped, not finished");
-    // The appender under way saw the flag and stopped mid-way, not at its end.
-    assert!(wait_for_log(&m, "slow1 stopped: the request is gone"), "slow1 was told");
+    // The appender under way saw the flag and stopped mid-way, not at its end. Which one is
+    // under way depends on how soon the close is seen: on a loaded machine (the test binary
+    // runs other files' tests beside this one) slow1 may have ended first, and slow2 is told.
+    assert!(wait_for_log(&m, "stopped: the request is gone"), "the appender under way was told");
     // Its slot is free: the next expensive request is admitted, not refused after the wait.
     let r = m.get("/api/namespaces/bookinfo/health");
     assert_eq!(r.status, 200, "after a client went away: {}", r.text());
