@@ -24,10 +24,10 @@
 //! Build once with `cargo build --release --workspace`, then run the bench binary directly
 //! (README "Benchmarks").
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use integration_tests::load::proc_status;
+use integration_tests::mesh::write_deployments;
 use integration_tests::prometheus::{PromServer, configured_backend, fixture};
 use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, plugin_library};
 use meshlens_traffic::{GraphOptions, GraphSettings, GraphTarget, traffic_queries};
@@ -47,23 +47,6 @@ fn namespaces() -> usize {
         .and_then(|v| v.parse().ok())
         .filter(|n| *n > 0)
         .unwrap_or(DEFAULT_NAMESPACES)
-}
-
-fn manifests(dir: &std::path::Path, namespaces: usize) {
-    let mut y = String::new();
-    for n in 0..namespaces {
-        let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
-        for w in 0..WORKLOADS {
-            let _ = write!(
-                y,
-                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{w}-v1\n  namespace: ns-{n}\n\
-                 spec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: w{w}, version: v1}}\n  template:\n    \
-                 metadata:\n      labels: {{app: w{w}, version: v1}}\n    spec:\n      containers:\n      - name: w\n        image: x\n\
-                 status:\n  replicas: 1\n  availableReplicas: 1\n"
-            );
-        }
-    }
-    std::fs::write(dir.join("synthetic.yaml"), y).expect("write manifests");
 }
 
 /// CPU time (user + system) a process has used so far, in ms; 0 where `/proc` is missing.
@@ -279,7 +262,7 @@ fn main() {
     ]);
     let prom = PromServer::start_logging_queries(&f);
     let cluster = tempfile::tempdir().expect("temp dir");
-    manifests(cluster.path(), total);
+    write_deployments(cluster.path(), total, WORKLOADS);
     let plugins = plugin_dir(BUNDLED);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\

@@ -8,9 +8,9 @@
 //! `cargo build --release -p integration-tests --bench graph_scope`, then run the bench binary
 //! directly (README "Benchmarks").
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
+use integration_tests::mesh::write_deployments;
 use integration_tests::prometheus::{PromServer, fixture};
 use integration_tests::server::{BUNDLED, Meshlens, plugin_dir};
 use meshlens_params::query::query_string;
@@ -20,23 +20,6 @@ const NAMESPACES: usize = 200;
 const WORKLOADS: usize = 10;
 const END: i64 = 1_700_000_000;
 const RUNS: usize = 5;
-
-fn manifests(dir: &std::path::Path) {
-    let mut y = String::new();
-    for n in 0..NAMESPACES {
-        let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
-        for w in 0..WORKLOADS {
-            let _ = write!(
-                y,
-                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{w}-v1\n  namespace: ns-{n}\n\
-                 spec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: w{w}, version: v1}}\n  template:\n    \
-                 metadata:\n      labels: {{app: w{w}, version: v1}}\n    spec:\n      containers:\n      - name: w\n        image: x\n\
-                 status:\n  replicas: 1\n  availableReplicas: 1\n"
-            );
-        }
-    }
-    std::fs::write(dir.join("synthetic.yaml"), y).expect("write manifests");
-}
 
 fn path(time: i64, scope: &[(&str, &str)]) -> String {
     let list: Vec<String> = (0..NAMESPACES).map(|i| format!("ns-{i}")).collect();
@@ -85,7 +68,7 @@ fn main() {
     ]);
     let prom = PromServer::start_logging_queries(&f);
     let cluster = tempfile::tempdir().expect("temp dir");
-    manifests(cluster.path());
+    write_deployments(cluster.path(), NAMESPACES, WORKLOADS);
     let plugins = plugin_dir(BUNDLED);
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\

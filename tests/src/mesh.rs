@@ -31,6 +31,25 @@ pub fn write_manifests(dir: &Path, namespaces: usize, workloads: usize) {
     std::fs::write(dir.join("mesh.yaml"), y).expect("write the mesh's manifests");
 }
 
+/// The graph benchmarks' manifests: one Namespace and one Deployment per workload, without
+/// Services (`synthetic.yaml` in `dir`).
+pub fn write_deployments(dir: &Path, namespaces: usize, workloads: usize) {
+    let mut y = String::new();
+    for n in 0..namespaces {
+        let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
+        for w in 0..workloads {
+            let _ = write!(
+                y,
+                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{w}-v1\n  namespace: ns-{n}\n\
+                 spec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: w{w}, version: v1}}\n  template:\n    \
+                 metadata:\n      labels: {{app: w{w}, version: v1}}\n    spec:\n      containers:\n      - name: w\n        image: x\n\
+                 status:\n  replicas: 1\n  availableReplicas: 1\n"
+            );
+        }
+    }
+    std::fs::write(dir.join("synthetic.yaml"), y).expect("write manifests");
+}
+
 /// Every namespace of the mesh, comma-separated (the all-namespace graph's parameter).
 pub fn all_namespaces(namespaces: usize) -> String {
     (0..namespaces).map(|i| format!("ns-{i}")).collect::<Vec<_>>().join(",")

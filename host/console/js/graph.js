@@ -64,7 +64,8 @@ export async function renderGraph(main, params) {
   const s = readState(params);
   // The appenders come from the server (getConfig's graphAppenders: the bundled list in
   // Rust plus loaded plugins), so the console never keeps a copy of its own.
-  const [namespaces, config, grid] = await Promise.all([api('namespaces'), api('config'), replayGrid()]);
+  const [namespaces, config] = await Promise.all([api('namespaces'), api('config')]);
+  const grid = replayGrid(config);
   const nsList = namespaces.map((n) => n.name);
   const appenderNames = config.graphAppenders;
   if (!s.namespaces) {

@@ -4,17 +4,14 @@
 // cache's TTL is served from it. Nodes keep their positions from frame to frame (and new
 // ones are put where nothing is), so what changed stands out.
 
-import { api } from './api.js';
 import { el } from './dom.js';
 
 const SPAN = 6 * 3600; // seconds of history the slider covers
 const FRAME_MS = 1200; // how long a frame stays up while playing
 
-let gridOnce = null;
-/** The answer cache's grid in seconds (1 when the cache is off or the config is unreadable). */
-export function replayGrid() {
-  gridOnce ||= api('config').then((c) => Math.max(1, Number(c && c.metricsCacheTtl) || 1), () => 1);
-  return gridOnce;
+/** The answer cache's grid in seconds, from getConfig's answer (1 when the cache is off). */
+export function replayGrid(config) {
+  return Math.max(1, Number(config && config.metricsCacheTtl) || 1);
 }
 
 /** `t` rounded down to the grid. */

@@ -5,6 +5,8 @@ use integration_tests::{
     prometheus::fixture,
     server::{BUNDLED, Meshlens, plugin_dir, workspace_root},
 };
+use std::collections::BTreeSet;
+
 use serde_json::{Value, json};
 
 /// The demo: config/demo.toml with the bundled plugins and generated demo traffic.
@@ -85,4 +87,23 @@ pub async fn emulate_scheme(c: &Client, scheme: &str) {
     })))
     .await
     .expect("emulate the colour scheme");
+}
+
+/// The ids of a graph answer's `nodes` (or `edges`) list.
+pub fn ids(list: &Value) -> BTreeSet<String> {
+    list.as_array()
+        .expect("array")
+        .iter()
+        .map(|e| e["data"]["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// The ids in a comma-separated attribute (`data-node-ids`).
+pub fn split_ids(v: &Value) -> BTreeSet<String> {
+    v.as_str()
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }

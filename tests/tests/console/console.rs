@@ -18,27 +18,10 @@ use integration_tests::{
 };
 use serde_json::{Value, json};
 
-use crate::common::{demo, synthetic_mesh};
+use crate::common::{demo, ids, split_ids, synthetic_mesh};
 
 fn base(m: &Meshlens) -> String {
     format!("http://{}", m.addr)
-}
-
-fn ids(list: &Value) -> BTreeSet<String> {
-    list.as_array()
-        .expect("array")
-        .iter()
-        .map(|e| e["data"]["id"].as_str().expect("id").to_string())
-        .collect()
-}
-
-fn split_ids(v: &Value) -> BTreeSet<String> {
-    v.as_str()
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// Loads a console URL and waits for the drawn graph; checks it against the API's graph for

@@ -5,7 +5,7 @@
 //! The API is the oracle: frames are compared with the graph API at the same queryTime, and
 //! the cache's own counters (`/metrics`) say whether a frame was served from it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use fantoccini::Locator;
 use integration_tests::{
@@ -15,7 +15,7 @@ use integration_tests::{
 };
 use serde_json::{Value, json};
 
-use crate::common::{emulate_scheme, synthetic_mesh};
+use crate::common::{emulate_scheme, ids, split_ids, synthetic_mesh};
 
 /// The demo (config/demo.toml, bundled plugins, 20 minutes of generated traffic) with the
 /// answer cache's TTL set to `ttl`.
@@ -43,23 +43,6 @@ fn api(m: &Meshlens, path: &str) -> Value {
     let r = m.get(path);
     assert_eq!(r.status, 200, "{path}: {}", r.text());
     r.json()
-}
-
-fn ids(list: &Value) -> BTreeSet<String> {
-    list.as_array()
-        .expect("array")
-        .iter()
-        .map(|e| e["data"]["id"].as_str().expect("id").to_string())
-        .collect()
-}
-
-fn split_ids(v: &Value) -> BTreeSet<String> {
-    v.as_str()
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// A counter of the server's self-metrics (`/metrics`, Prometheus text).
