@@ -9,6 +9,7 @@ use warp::http::{HeaderValue, Response, header};
 use crate::{
     access::Reviewer,
     auth,
+    clusters::ClusterSet,
     config::Config,
     lifecycle::Lifecycle,
     limits::{Admission, CpuPool},
@@ -21,7 +22,10 @@ pub struct AppState {
     pub config: Config,
     pub plugins: Arc<Registry>,
     pub metrics: Arc<MetricsEngine>,
+    /// The home cluster's source (`clusters.home().cluster`).
     pub cluster: meshlens_cluster::Cluster,
+    /// Every cluster read: home first, then `[[cluster.remotes]]`.
+    pub clusters: ClusterSet,
     /// Credentials, session tokens and (strategies `token`, `header`) access reviews.
     pub auth: auth::Auth,
     pub started: Instant,
@@ -120,10 +124,13 @@ impl AppState {
         let admission = Admission::new(&config.limits);
         let cpu = CpuPool::new(config.limits.cpu_threads).map_err(StartupError::Other)?;
 
-        let cluster = meshlens_cluster::Cluster::start(config.cluster.clone())
+        let clusters = ClusterSet::start(&config.cluster)
             .await
-            .map_err(|e| StartupError::Other(format!("cannot start the cluster source: {e}")))?;
-        warnings.extend(cluster.warnings());
+            .map_err(|e| StartupError::Other(e.to_string()))?;
+        for m in clusters.members() {
+            warnings.extend(m.cluster.warnings());
+        }
+        let cluster = clusters.home().cluster.clone();
 
         let a = &config.auth;
         let reviewer = Arc::new(Reviewer::new(cluster.kube_client(), a));
@@ -140,6 +147,7 @@ impl AppState {
             plugins: Arc::new(registry),
             metrics,
             cluster,
+            clusters,
             auth,
             started,
             warnings,

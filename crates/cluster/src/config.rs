@@ -24,6 +24,11 @@ pub enum SourceKind {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClusterConfig {
+    /// The home cluster's name, as the telemetry's `source_cluster` / `destination_cluster`
+    /// labels spell it (Istio's `CLUSTER_ID`, whose default is `Kubernetes`).
+    pub name: String,
+    /// Other clusters of the mesh (`[[cluster.remotes]]`), read beside the home one.
+    pub remotes: Vec<RemoteCluster>,
     /// `kube` or `snapshot`.
     pub source: SourceKind,
     /// A kubeconfig file; the standard one (or the in-cluster account) when absent.
@@ -51,9 +56,73 @@ pub struct ClusterConfig {
     pub sync_timeout: HumanDuration,
 }
 
+/// One `[[cluster.remotes]]` table: where another cluster of the mesh is read from. Labels,
+/// exclusions, the mesh namespace and the sync timeout are the home cluster's.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RemoteCluster {
+    /// The cluster's name; must match the cluster labels of its telemetry.
+    pub name: String,
+    /// `kube` (default) or `snapshot`.
+    pub source: SourceKind,
+    /// Its kubeconfig file (`kube` source); the standard one when absent.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context; the file's current context when absent.
+    pub context: Option<String>,
+    /// Manifest files or folders (`snapshot` source).
+    pub snapshot: Vec<PathBuf>,
+}
+
 impl ClusterConfig {
+    /// The full configuration of a remote: its source, with every shared setting of this one.
+    pub fn remote_config(&self, remote: &RemoteCluster) -> ClusterConfig {
+        ClusterConfig {
+            name: remote.name.clone(),
+            remotes: Vec::new(),
+            source: remote.source,
+            kubeconfig: remote.kubeconfig.clone(),
+            context: remote.context.clone(),
+            snapshot: remote.snapshot.clone(),
+            ..self.clone()
+        }
+    }
+
     /// The checks of `[cluster]` serde cannot make, each reported to `fail` with its key.
     pub fn problems(&self, fail: &mut impl FnMut(&str, &str)) {
+        if self.name.trim().is_empty() {
+            fail("cluster.name", "must not be empty");
+        }
+        let mut seen = vec![self.name.as_str()];
+        for (i, r) in self.remotes.iter().enumerate() {
+            // Name the remote by its name when it has one, else by its position.
+            let key = if r.name.is_empty() {
+                format!("cluster.remotes[{i}]")
+            } else {
+                format!("cluster.remotes[{i}] ({})", r.name)
+            };
+            if r.name.trim().is_empty() {
+                fail(&key, "needs a name (the cluster label of its telemetry)");
+            } else if seen.contains(&r.name.as_str()) {
+                fail(&key, &format!("duplicate cluster name {:?}", r.name));
+            } else {
+                seen.push(r.name.as_str());
+            }
+            // `unknown` is what the graph calls telemetry without a cluster label.
+            if r.name == "unknown" {
+                fail(&key, "\"unknown\" is reserved for telemetry without a cluster label");
+            }
+            match r.source {
+                SourceKind::Snapshot if r.snapshot.is_empty() => {
+                    fail(&key, "source \"snapshot\" needs `snapshot`: at least one file or folder")
+                }
+                // Without either, it would read the home cluster's API server a second time.
+                SourceKind::Kube if r.kubeconfig.is_none() && r.context.is_none() => fail(
+                    &key,
+                    "has no source: source \"kube\" needs `kubeconfig` or `context`, source \"snapshot\" needs `snapshot`",
+                ),
+                _ => {}
+            }
+        }
         if self.exclude_namespaces.iter().any(|re| Regex::new(re).is_err()) {
             fail("cluster.exclude_namespaces", "contains an invalid regular expression");
         }
@@ -73,6 +142,8 @@ impl ClusterConfig {
 impl Default for ClusterConfig {
     fn default() -> Self {
         ClusterConfig {
+            name: "Kubernetes".into(),
+            remotes: Vec::new(),
             source: SourceKind::Kube,
             kubeconfig: None,
             context: None,
@@ -154,5 +225,51 @@ mod tests {
     fn bad_regex_is_bad_config() {
         let cfg = ClusterConfig { exclude_namespaces: vec!["(".into()], ..Default::default() };
         assert!(matches!(Settings::from_config(&cfg), Err(ClusterError::BadConfig(_))));
+    }
+
+    fn problems_of(toml_remotes: Vec<RemoteCluster>) -> Vec<(String, String)> {
+        let cfg = ClusterConfig { remotes: toml_remotes, ..Default::default() };
+        let mut out = Vec::new();
+        cfg.problems(&mut |k: &str, r: &str| out.push((k.to_string(), r.to_string())));
+        out
+    }
+
+    fn remote(name: &str, kubeconfig: Option<&str>) -> RemoteCluster {
+        RemoteCluster {
+            name: name.into(),
+            kubeconfig: kubeconfig.map(Into::into),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn remotes_need_unique_names_and_a_source() {
+        assert!(problems_of(vec![remote("west", Some("w.yaml"))]).is_empty());
+        let dup = problems_of(vec![remote("west", Some("a")), remote("west", Some("b"))]);
+        assert_eq!(dup.len(), 1, "{dup:?}");
+        assert_eq!(dup[0].0, "cluster.remotes[1] (west)");
+        assert!(dup[0].1.contains("duplicate"), "{dup:?}");
+        // The home cluster's name is taken too.
+        let home = problems_of(vec![remote("Kubernetes", Some("a"))]);
+        assert!(home[0].1.contains("duplicate"), "{home:?}");
+        let sourceless = problems_of(vec![remote("east", None)]);
+        assert_eq!(sourceless[0].0, "cluster.remotes[0] (east)");
+        assert!(sourceless[0].1.contains("has no source"), "{sourceless:?}");
+        let snapshot =
+            RemoteCluster { name: "s".into(), source: SourceKind::Snapshot, ..Default::default() };
+        assert!(problems_of(vec![snapshot])[0].1.contains("snapshot"));
+        let nameless = problems_of(vec![remote("", Some("a"))]);
+        assert_eq!(nameless[0].0, "cluster.remotes[0]");
+    }
+
+    #[test]
+    fn a_remote_shares_every_setting_but_its_source() {
+        let home = ClusterConfig { app_label: "team".into(), ..Default::default() };
+        let r =
+            RemoteCluster { name: "west".into(), context: Some("w".into()), ..Default::default() };
+        let c = home.remote_config(&r);
+        assert_eq!((c.name.as_str(), c.context.as_deref()), ("west", Some("w")));
+        assert_eq!(c.app_label, "team");
+        assert!(c.remotes.is_empty());
     }
 }

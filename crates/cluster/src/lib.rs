@@ -28,7 +28,7 @@ pub mod trim;
 
 use std::sync::{Arc, Mutex};
 
-pub use config::{ClusterConfig, Settings, SourceKind};
+pub use config::{ClusterConfig, RemoteCluster, Settings, SourceKind};
 pub use mesh::{MeshKind, MeshObject, MeshSpec};
 pub use meshlens_params::HumanDuration;
 pub use model::{App, ClusterState, NamespaceState, Workload, WorkloadKind};
