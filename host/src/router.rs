@@ -9,6 +9,7 @@ use warp::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 
 use crate::{
     access::{Access, Identity},
+    clusters::Member,
     context::{REQUEST_ID, RequestContext},
     error::ApiError,
     state::AppState,
@@ -111,6 +112,9 @@ pub struct Ctx {
     /// The request's deadline, cancellation flag and query counters: handed to every
     /// service call made on its behalf.
     pub rc: RequestContext,
+    /// The cluster a namespace-scoped operation reads: its `clusterName`, else the home
+    /// cluster (checked before the handler runs: unknown 404, unreachable remote 503).
+    pub cluster: Member,
     /// The admission slot of an expensive route.
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
@@ -283,12 +287,19 @@ impl Router {
                 rc.set_user(&user.username);
             }
             let access = Access::new(identity, state.auth.reviewer.clone());
-            // Every operation on one namespace: visible, or 403 before any work.
-            if let Some((_, ns)) = params.iter().find(|(n, _)| *n == "namespace") {
+            // Every operation on one namespace: in a known, readable cluster and visible
+            // there, or 404/503/403 before any work.
+            let namespace = params.iter().find(|(n, _)| *n == "namespace");
+            let cluster = match namespace {
+                Some(_) => state.clusters.resolve(cluster_param(&query)?.as_deref())?.clone(),
+                None => state.clusters.home().clone(),
+            };
+            if let Some((_, ns)) = namespace {
                 access.require(&[ns.as_str()]).await?;
             }
             let slot = if expensive { Some(state.admission.admit().await?) } else { None };
-            handler(Ctx { state, op, params, query, headers, access, client, rc, slot }).await
+            let ctx = Ctx { state, op, params, query, headers, access, client, rc, cluster, slot };
+            handler(ctx).await
         };
         // A panic in a handler must answer 500 for that request, not end the connection.
         let fut = std::panic::AssertUnwindSafe(fut).catch_unwind();
@@ -416,4 +427,15 @@ mod tests {
         };
         assert_eq!(body, br#"{"status":"ok"}"#);
     }
+}
+
+/// `clusterName` of a namespace-scoped operation (Kiali v2's name); empty means the home one.
+fn cluster_param(query: &str) -> Result<Option<String>, ApiError> {
+    #[derive(serde::Deserialize)]
+    struct ClusterParam {
+        #[serde(rename = "clusterName")]
+        cluster_name: Option<String>,
+    }
+    let p: ClusterParam = meshlens_params::query::parse_query(query)?;
+    Ok(p.cluster_name.filter(|n| !n.is_empty()))
 }

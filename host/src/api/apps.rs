@@ -13,7 +13,7 @@ pub fn routes() -> Vec<Route> {
 fn app_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         Reply::json(&state.app_list(ns))
     })
 }
@@ -22,7 +22,7 @@ fn app_details(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
         let app = ctx.path("app")?;
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         let mut details = state.app_details(ns, app)?;
         // Runtimes come from the dashboards part (annotations, else one cached discovery query).
         crate::api::dashboards::fill_runtimes(&ctx.state, &ctx.rc, &state, ns, app, &mut details)

@@ -122,7 +122,7 @@ fn custom_dashboard(ctx: Ctx) -> HandlerFuture {
         let (ns, app, name) = (ctx.path("namespace")?, ctx.path("app")?, ctx.path("template")?);
         let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = CustomParams::parse_with(ctx.query_string(), &limits)?;
-        let cluster = ctx.state.cluster.state().await?;
+        let cluster = ctx.cluster.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         let catalog = template_catalog(&ctx.state, &cluster, ns).await;
         let mesh_ns = cluster.settings().mesh_namespace.clone();
@@ -145,7 +145,7 @@ fn app_dashboard(ctx: Ctx) -> HandlerFuture {
         let (ns, app) = (ctx.path("namespace")?, ctx.path("app")?);
         let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = AppParams::parse_with(ctx.query_string(), &limits)?;
-        let cluster = ctx.state.cluster.state().await?;
+        let cluster = ctx.cluster.cluster.state().await?;
         check_app(&cluster, ns, app)?;
         istio_dashboard(&ctx, ns, DashboardTarget::App(app), &params).await
     })
@@ -157,7 +157,7 @@ fn workload_dashboard(ctx: Ctx) -> HandlerFuture {
         let (ns, w) = (ctx.path("namespace")?, ctx.path("workload")?);
         let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = AppParams::parse_with(ctx.query_string(), &limits)?;
-        let cluster = ctx.state.cluster.state().await?;
+        let cluster = ctx.cluster.cluster.state().await?;
         if cluster.namespace(ns).is_none() {
             return Err(ApiError::bad_request("namespace does not exist or is not visible"));
         }
@@ -174,7 +174,7 @@ fn service_dashboard(ctx: Ctx) -> HandlerFuture {
         let (ns, svc) = (ctx.path("namespace")?, ctx.path("service")?);
         let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = AppParams::parse_service_with(ctx.query_string(), &limits)?;
-        let cluster = ctx.state.cluster.state().await?;
+        let cluster = ctx.cluster.cluster.state().await?;
         if cluster.namespace(ns).is_none() {
             return Err(ApiError::bad_request("namespace does not exist or is not visible"));
         }

@@ -178,7 +178,7 @@ pub(crate) fn ambient(cluster: &ClusterState) -> Ambient {
 
 fn app_health(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         let (ns, name) = (ctx.path("namespace")?, ctx.path("app")?);
         let ns_state =
             state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
@@ -232,7 +232,7 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
 
 fn service_health(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         let (ns, name) = (ctx.path("namespace")?, ctx.path("service")?);
         let ns_state =
             state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
@@ -259,7 +259,7 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
 
 fn workload_health(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         let (ns, name) = (ctx.path("namespace")?, ctx.path("workload")?);
         let ns_state =
             state.namespace(ns).ok_or_else(|| ApiError::not_found("namespace not found"))?;
@@ -294,7 +294,7 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let q: NamespaceHealthQuery = ctx.query()?;
         let kind = q.kind.map_or(Kind::App, |k| k.0);
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         let ns = ctx.path("namespace")?;
         // The spec lists 400 (not 404) for this operation.
         let ns_state =

@@ -22,7 +22,7 @@ fn mesh_config_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let q: MeshConfigQuery = ctx.query()?;
         let ns = ctx.path("namespace")?;
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         Reply::json(&state.mesh_config_list(ns, q.objects.as_deref())?)
     })
 }

@@ -18,7 +18,7 @@ fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let limits = ctx.state.config.limits.params(meshlens_params::now());
         let params = NamespaceMetricsParams::parse_with(ctx.query_string(), &limits)?;
-        let cluster = ctx.state.cluster.state().await?;
+        let cluster = ctx.cluster.cluster.state().await?;
         let ns = ctx.path("namespace")?;
         // The operation lists 400 and 503: an unknown namespace is a bad request here.
         let ns_state = cluster

@@ -9,7 +9,7 @@ pub fn routes() -> Vec<Route> {
 fn service_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         Reply::json(&state.service_list(ns)?)
     })
 }

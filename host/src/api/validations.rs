@@ -138,7 +138,7 @@ async fn hidden_namespaces(ctx: &Ctx, ns: &str) -> Result<BTreeSet<String>, ApiE
     if !ctx.access.restricted() {
         return Ok(BTreeSet::new());
     }
-    let state: Arc<ClusterState> = ctx.state.cluster.state().await?;
+    let state: Arc<ClusterState> = ctx.cluster.cluster.state().await?;
     let objects = own_objects(&state, ns);
     let domain = state.settings().identity_domain.clone();
     let mut candidates = referenced_namespaces(ns, &objects, &domain);
@@ -159,7 +159,7 @@ where
     T: Send + 'static,
     F: FnOnce(&ClusterState) -> Result<T, ApiError> + Send + 'static,
 {
-    let state: Arc<ClusterState> = ctx.state.cluster.state().await?;
+    let state: Arc<ClusterState> = ctx.cluster.cluster.state().await?;
     tokio::task::spawn_blocking(move || f(&state))
         .await
         .map_err(|e| ApiError::internal(format!("Error checking mesh object consistency: {e}")))?

@@ -16,7 +16,7 @@ pub fn routes() -> Vec<Route> {
 fn workload_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         Reply::json(&state.workload_list(ns)?)
     })
 }
@@ -25,7 +25,7 @@ fn workload_details(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
         let name = ctx.path("workload")?;
-        let state = ctx.state.cluster.state().await?;
+        let state = ctx.cluster.cluster.state().await?;
         Reply::json(&state.workload_details(ns, name)?)
     })
 }
