@@ -402,6 +402,17 @@ pub fn error_response(e: &ApiError) -> warp::http::Response<Vec<u8>> {
     resp
 }
 
+/// `clusterName` of a namespace-scoped operation (Kiali v2's name); empty means the home one.
+fn cluster_param(query: &str) -> Result<Option<String>, ApiError> {
+    #[derive(serde::Deserialize)]
+    struct ClusterParam {
+        #[serde(rename = "clusterName")]
+        cluster_name: Option<String>,
+    }
+    let p: ClusterParam = meshlens_params::query::parse_query(query)?;
+    Ok(p.cluster_name.filter(|n| !n.is_empty()))
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -427,15 +438,4 @@ mod tests {
         };
         assert_eq!(body, br#"{"status":"ok"}"#);
     }
-}
-
-/// `clusterName` of a namespace-scoped operation (Kiali v2's name); empty means the home one.
-fn cluster_param(query: &str) -> Result<Option<String>, ApiError> {
-    #[derive(serde::Deserialize)]
-    struct ClusterParam {
-        #[serde(rename = "clusterName")]
-        cluster_name: Option<String>,
-    }
-    let p: ClusterParam = meshlens_params::query::parse_query(query)?;
-    Ok(p.cluster_name.filter(|n| !n.is_empty()))
 }
