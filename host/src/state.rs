@@ -40,6 +40,8 @@ pub struct AppState {
     /// Apps' discovered runtimes (app details), per instance: two instances in one process
     /// (the in-process tests) must not answer from each other's discoveries.
     pub runtimes: meshlens_dashboards::RuntimeCache,
+    /// Finished graphs, re-scoped without rebuilding (the answer cache's TTL).
+    pub graph_cache: crate::service::graph_cache::GraphCache,
 }
 
 /// Why the service cannot start.
@@ -142,6 +144,7 @@ impl AppState {
             );
         }
 
+        let graph_cache = crate::service::graph_cache::GraphCache::new(config.metrics.cache_ttl.0);
         Ok(AppState {
             config,
             plugins: Arc::new(registry),
@@ -155,6 +158,7 @@ impl AppState {
             admission,
             cpu,
             runtimes: meshlens_dashboards::RuntimeCache::new(crate::api::dashboards::RUNTIME_TTL),
+            graph_cache,
         })
     }
 }

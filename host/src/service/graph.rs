@@ -94,8 +94,58 @@ pub async fn graph(
         view,
         hidden,
     };
+    let key = cache_key(&job);
+    if let Some(key) = &key
+        && let Some(g) = st.graph_cache.get(key, &cluster)
+    {
+        // The same graph, finished before: only its scope and output are this request's.
+        return st.cpu.run(rc.scope(), slot, move |scope| from_cache(job, &g, scope)).await;
+    }
     let inputs = planned.inputs;
-    st.cpu.run(rc.scope(), slot, move |scope| on_pool(job, answers, inputs, cluster, scope)).await
+    let state = st.clone();
+    st.cpu
+        .run(rc.scope(), slot, move |scope| {
+            let model = cluster.clone();
+            let (answer, graph) = on_pool(job, answers, inputs, cluster, scope)?;
+            if let Some(key) = key {
+                state.graph_cache.put(key, model, Arc::new(graph));
+            }
+            Ok(answer)
+        })
+        .await
+}
+
+/// What the finished graph of `job` depends on besides the cluster model (compared by
+/// identity in the cache): the options but the scope, the duration histogram, the caller's
+/// hidden namespaces. `None` for a query time not yet past, whose answers are not final
+/// (the answer cache does not keep them either).
+fn cache_key<R>(job: &Job<R>) -> Option<String> {
+    if job.opts.query_time > meshlens_params::now() {
+        return None;
+    }
+    // The ambient workloads come from the cluster model, which is part of the key already.
+    let mut opts = job.opts.clone();
+    opts.ambient = Default::default();
+    let mut hidden: Vec<&String> = job.hidden.iter().collect();
+    hidden.sort();
+    Some(format!("{opts:?}|{}|{}|{hidden:?}", job.req.duration_metric, job.req.duration_to_ms))
+}
+
+/// A finished graph from the cache, scoped and written for this request.
+fn from_cache(
+    job: Job<Arc<QueryResult>>,
+    g: &Graph,
+    scope: &Scope,
+) -> Result<GraphAnswer, ApiError> {
+    let m = meshlens_telemetry::metrics();
+    let job = DropLater::new(job);
+    let t = Instant::now();
+    let stop = || scope.is_done();
+    let answer = output(&job, g, &stop)?;
+    m.graph_phase("output", "", t.elapsed());
+    m.graph_nodes.observe(g.nodes.len() as f64);
+    m.graph_edges.observe(g.edges.len() as f64);
+    Ok(answer)
 }
 
 /// Parses the graph parameters and the scope (hide, find, focus, hops): 400s before
@@ -196,7 +246,7 @@ fn on_pool(
     inputs: Vec<(Handle, RVec<ClusterKind>)>,
     cluster: Arc<ClusterState>,
     scope: &Scope,
-) -> Result<GraphAnswer, ApiError> {
+) -> Result<(GraphAnswer, DropLater<Graph>), ApiError> {
     let m = meshlens_telemetry::metrics();
     let job = DropLater::new(job);
     let mut answers = DropLater::new(answers);
@@ -231,7 +281,7 @@ fn on_pool(
     let (answer, graph) = render(&job, prepare, &exists, scope, &phase)?;
     m.graph_nodes.observe(graph.nodes.len() as f64);
     m.graph_edges.observe(graph.edges.len() as f64);
-    Ok(answer)
+    Ok((answer, graph))
 }
 
 /// Build → appenders → markers → names-only → output → scope → JSON or DOT, with the

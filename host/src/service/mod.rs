@@ -3,3 +3,4 @@
 //! parse, call one of these, and write the answer; benchmarks and tests call them directly.
 
 pub mod graph;
+pub mod graph_cache;

@@ -1,0 +1,164 @@
+//! Finished graphs (after the appenders, before the scope), kept for the answer cache's TTL.
+//!
+//! A console user who has a graph in view asks for the same graph again and again with
+//! another scope: focus on a node, another hops count, a hide or find expression, another
+//! format, a replay step back to a time already seen. Each of those is the same graph at the
+//! same aligned query time, scoped differently (the scope is applied after the appenders, so
+//! it never changes what is built). Keeping the finished graph makes those answers cost only
+//! the scope and the output. Kiali keeps the last namespace graph per session for the same
+//! reason (kiali/kiali#8870); ours is keyed by everything the graph depends on instead of the
+//! session, so two viewers of one graph share it.
+//!
+//! What a finished graph depends on, and so its key: the parsed options (namespaces, type,
+//! boxes, appenders, duration, aligned query time, ...), the metric answers (fixed for a
+//! past aligned time within the answer cache's TTL, the same bound), the cluster model it
+//! was built against (compared by identity: any watch event makes a new model) and the
+//! caller's hidden namespaces (names-only nodes).
+
+use std::{
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use meshlens_cluster::ClusterState;
+use plugin_api::Graph;
+
+use crate::dropper::DropLater;
+
+/// A finished graph, shared between the cache and the answers scoped from it. The last owner
+/// frees it on the dropper thread.
+pub type SharedGraph = Arc<DropLater<Graph>>;
+
+/// Graphs above this many nodes plus edges are not kept: one such graph is megabytes, and a
+/// graph that large is rarely asked twice with another scope within seconds.
+const MAX_ELEMENTS_PER_GRAPH: usize = 60_000;
+/// The most graphs kept at once (oldest first out).
+const MAX_GRAPHS: usize = 8;
+/// The most nodes plus edges kept in all graphs together, a bound on memory.
+const MAX_ELEMENTS: usize = 120_000;
+
+struct Entry {
+    key: String,
+    model: Arc<ClusterState>,
+    graph: SharedGraph,
+    stored: Instant,
+    elements: usize,
+}
+
+/// The finished-graph cache; off when the TTL is zero.
+pub struct GraphCache {
+    ttl: Duration,
+    entries: Mutex<Vec<Entry>>,
+}
+
+impl GraphCache {
+    /// A cache whose graphs live `ttl` (the metric answer cache's TTL).
+    pub fn new(ttl: Duration) -> GraphCache {
+        GraphCache { ttl, entries: Mutex::new(Vec::new()) }
+    }
+
+    /// The graph stored under `key` for this very model, if still fresh.
+    pub fn get(&self, key: &str, model: &Arc<ClusterState>) -> Option<SharedGraph> {
+        if self.ttl.is_zero() {
+            return None;
+        }
+        let mut entries = self.entries.lock().ok()?;
+        entries.retain(|e| e.stored.elapsed() < self.ttl);
+        entries
+            .iter()
+            .find(|e| e.key == key && Arc::ptr_eq(&e.model, model))
+            .map(|e| e.graph.clone())
+    }
+
+    /// Keeps a finished graph, unless it is too big; evicts expired, then oldest entries.
+    pub fn put(&self, key: String, model: Arc<ClusterState>, graph: SharedGraph) {
+        let elements = graph.nodes.len() + graph.edges.len();
+        if self.ttl.is_zero() || elements > MAX_ELEMENTS_PER_GRAPH {
+            return;
+        }
+        let Ok(mut entries) = self.entries.lock() else { return };
+        let ttl = self.ttl;
+        entries.retain(|e| e.stored.elapsed() < ttl && e.key != key);
+        while !entries.is_empty()
+            && (entries.len() >= MAX_GRAPHS
+                || entries.iter().map(|e| e.elements).sum::<usize>() + elements > MAX_ELEMENTS)
+        {
+            entries.remove(0);
+        }
+        entries.push(Entry { key, model, graph, stored: Instant::now(), elements });
+    }
+
+    /// Graphs held now (for tests and `/metrics`).
+    pub fn len(&self) -> usize {
+        self.entries.lock().map_or(0, |e| e.len())
+    }
+
+    /// Whether no graph is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use meshlens_cluster::{ClusterConfig, Settings, raw::RawObjects};
+    use plugin_api::{Node, NodeType};
+
+    fn model() -> Arc<ClusterState> {
+        let settings = Arc::new(Settings::from_config(&ClusterConfig::default()).unwrap());
+        Arc::new(ClusterState::build(&RawObjects::default(), settings))
+    }
+
+    fn graph(nodes: usize) -> SharedGraph {
+        let mut g = Graph::default();
+        for i in 0..nodes {
+            g.nodes.push(Node::new(&format!("n{i}"), NodeType::Workload, "ns"));
+        }
+        Arc::new(DropLater::new(g))
+    }
+
+    #[test]
+    fn a_graph_is_found_under_its_key_for_its_own_model_only() {
+        let cache = GraphCache::new(Duration::from_secs(10));
+        let (m1, m2) = (model(), model());
+        cache.put("k".into(), m1.clone(), graph(3));
+        assert_eq!(cache.get("k", &m1).map(|g| g.nodes.len()), Some(3));
+        assert!(cache.get("other", &m1).is_none());
+        // Same content, another model: a watch event happened in between.
+        assert!(cache.get("k", &m2).is_none());
+        // Stored again under the same key: replaced, not doubled.
+        cache.put("k".into(), m1.clone(), graph(4));
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.get("k", &m1).map(|g| g.nodes.len()), Some(4));
+    }
+
+    #[test]
+    fn graphs_expire_and_stay_bounded() {
+        let cache = GraphCache::new(Duration::from_millis(50));
+        let m = model();
+        cache.put("k".into(), m.clone(), graph(1));
+        std::thread::sleep(Duration::from_millis(80));
+        assert!(cache.get("k", &m).is_none());
+        assert!(cache.is_empty());
+
+        let cache = GraphCache::new(Duration::from_secs(10));
+        for i in 0..MAX_GRAPHS + 3 {
+            cache.put(format!("k{i}"), m.clone(), graph(1));
+        }
+        assert_eq!(cache.len(), MAX_GRAPHS);
+        assert!(cache.get("k0", &m).is_none(), "the oldest goes first");
+        assert!(cache.get(&format!("k{}", MAX_GRAPHS + 2), &m).is_some());
+        // Too big to keep; and the element bound evicts others to make room.
+        cache.put("big".into(), m.clone(), graph(MAX_ELEMENTS_PER_GRAPH + 1));
+        assert!(cache.get("big", &m).is_none());
+        cache.put("half".into(), m.clone(), graph(MAX_ELEMENTS_PER_GRAPH));
+        cache.put("half2".into(), m.clone(), graph(MAX_ELEMENTS_PER_GRAPH));
+        assert!(cache.get("half", &m).is_some() && cache.get("half2", &m).is_some());
+        assert_eq!(cache.len(), 2, "the small graphs made room");
+        // Off when the TTL is zero.
+        let off = GraphCache::new(Duration::ZERO);
+        off.put("k".into(), m.clone(), graph(1));
+        assert!(off.get("k", &m).is_none());
+    }
+}
