@@ -37,6 +37,7 @@ use tokio::sync::watch;
 
 use crate::{
     ClusterConfig, ClusterError,
+    liveness::{Liveness, RETRY_MAX, watch_backoff},
     mesh::{ALL_MESH_KINDS, MeshKind, MeshObject, TODAYS_KINDS},
     raw::{Autoscaler, RawObjects},
     records::{PodRecord, ServiceRecord, WorkloadRecord},
@@ -68,7 +69,8 @@ struct Forbidden {
 }
 
 impl Forbidden {
-    fn set(&self, kind: &str, forbidden: bool) {
+    /// Records whether `kind` is forbidden; true if that changed.
+    fn set(&self, kind: &str, forbidden: bool) -> bool {
         let mut kinds = self.kinds.lock().unwrap_or_else(|e| e.into_inner());
         let changed = if forbidden { kinds.insert(kind.to_string()) } else { kinds.remove(kind) };
         drop(kinds);
@@ -82,6 +84,7 @@ impl Forbidden {
             }
             self.changed.send_modify(|n| *n += 1);
         }
+        changed
     }
 
     fn has(&self, kind: &str) -> bool {
@@ -128,6 +131,7 @@ pub(crate) struct KubeSource {
     absent: Arc<OnceLock<Vec<MeshKind>>>,
     /// The service's own client, for requests beyond the caches (access reviews).
     client: Client,
+    live: Arc<Liveness>,
 }
 
 impl Drop for KubeSource {
@@ -138,7 +142,9 @@ impl Drop for KubeSource {
     }
 }
 
-async fn client(cfg: &ClusterConfig) -> Result<Client, ClusterError> {
+/// The client and the API server's URL (for messages). Builds the configuration only: no
+/// request reaches the server here, so a source whose server is down still starts.
+async fn client(cfg: &ClusterConfig) -> Result<(Client, String), ClusterError> {
     let opts = KubeConfigOptions { context: cfg.context.clone(), ..Default::default() };
     let config = match &cfg.kubeconfig {
         Some(path) => {
@@ -158,7 +164,9 @@ async fn client(cfg: &ClusterConfig) -> Result<Client, ClusterError> {
         }
         None => kube::Config::infer().await.map_err(|e| ClusterError::BadConfig(e.to_string()))?,
     };
-    Client::try_from(config).map_err(|e| ClusterError::Kube(e.to_string()))
+    let server = config.cluster_url.to_string();
+    let client = Client::try_from(config).map_err(|e| ClusterError::Kube(e.to_string()))?;
+    Ok((client, server))
 }
 
 const SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
@@ -252,13 +260,19 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
 }
 
 /// Self-metrics of one watch event: a completed list is a sync, an error a restart.
-fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
+fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>, live: &Liveness) {
     match ev {
         Ok(watcher::Event::InitDone) => crate::record_sync(),
         Err(e) => {
             meshlens_telemetry::metrics().cluster_watch_restart(what);
-            // A 403 is logged once, when the kind turns forbidden (`Forbidden::set`).
-            if !is_forbidden(e) {
+            // A 403 is logged once, when the kind turns forbidden (`Forbidden::set`); while
+            // the server is lost, the probe has said so once instead of every retry of every kind.
+            if is_forbidden(e) {
+                return;
+            }
+            if live.lost().is_some() {
+                tracing::debug!("watch of {what} failed (will retry): {e}");
+            } else {
                 tracing::warn!("watch of {what} failed (will retry): {e}");
             }
         }
@@ -281,21 +295,32 @@ where
     let writer = Writer::new(dyntype);
     let store = writer.as_reader();
     let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
+        .backoff(watch_backoff())
         // Only what the model reads is stored (see trim.rs).
         .modify(|o: &mut K| o.trim())
         .reflect(writer);
     let (generation, forbidden) = (shared.generation.clone(), shared.forbidden.clone());
+    let live = shared.live.clone();
     tasks.push(tokio::spawn(async move {
         let mut stream = std::pin::pin!(stream);
         while let Some(ev) = stream.next().await {
-            generation.fetch_add(1, Ordering::SeqCst);
-            observe(&what, &ev);
-            match ev {
+            observe(&what, &ev, &live);
+            // Only what changes the model's input bumps the generation: an outage's retries
+            // must not make every request rebuild the model.
+            let changed = match ev {
                 // Retried with backoff, so access granted later is picked up without a restart.
                 Err(e) if is_forbidden(&e) => forbidden.set(&what, true),
-                Err(_) => {}
-                Ok(_) => forbidden.set(&what, false),
+                Err(_) => {
+                    live.watch_failed();
+                    false
+                }
+                Ok(_) => {
+                    forbidden.set(&what, false);
+                    true
+                }
+            };
+            if changed {
+                generation.fetch_add(1, Ordering::SeqCst);
             }
         }
     }));
@@ -318,6 +343,7 @@ where
 struct Shared {
     generation: Arc<AtomicU64>,
     forbidden: Arc<Forbidden>,
+    live: Arc<Liveness>,
 }
 
 /// The kind's name as `/status` shows it (`CronJob`; `Pod` for the pod records).
@@ -328,7 +354,8 @@ fn kind_name<K: Resource<DynamicType = ()>>() -> String {
 impl KubeSource {
     /// Connects (config only, no I/O) and starts discovery and the reflectors in the background.
     pub(crate) async fn start(cfg: &ClusterConfig) -> Result<KubeSource, ClusterError> {
-        let client = client(cfg).await?;
+        let (client, server) = client(cfg).await?;
+        let live = Liveness::new(server);
         let stores: Arc<OnceLock<Stores>> = Arc::new(OnceLock::new());
         let generation = Arc::new(AtomicU64::new(0));
         let forbidden = Arc::new(Forbidden::default());
@@ -337,8 +364,13 @@ impl KubeSource {
         let (s2, g2, v2) = (stores.clone(), generation.clone(), version.clone());
         let absent: Arc<OnceLock<Vec<MeshKind>>> = Arc::new(OnceLock::new());
         let absent2 = absent.clone();
-        let sh = Shared { generation: generation.clone(), forbidden: forbidden.clone() };
-        let own_client = client.clone();
+        let sh = Shared {
+            generation: generation.clone(),
+            forbidden: forbidden.clone(),
+            live: live.clone(),
+        };
+        let (own_client, live2) = (client.clone(), live.clone());
+        let probe = tokio::spawn(live.clone().run(client.clone(), version.clone()));
         let main = tokio::spawn(async move {
             let mut delay = Duration::from_millis(200);
             let mesh = loop {
@@ -349,7 +381,8 @@ impl KubeSource {
                             "Kubernetes discovery failed (will retry in {delay:?}): {e}"
                         );
                         tokio::time::sleep(delay).await;
-                        delay = (delay * 2).min(Duration::from_secs(10));
+                        // The same cap as the watches: a server that appears late is used soon.
+                        delay = (delay * 2).min(RETRY_MAX);
                     }
                 }
             };
@@ -389,6 +422,7 @@ impl KubeSource {
             let waits = built.wait_all(&sh.forbidden);
             let _ = s2.set(built);
             if waits.await {
+                live2.synced();
                 g2.fetch_add(1, Ordering::SeqCst);
                 let _ = ready_tx.send(true);
                 tracing::info!("Kubernetes caches synced");
@@ -403,10 +437,16 @@ impl KubeSource {
             ready,
             generation,
             version,
-            tasks: vec![main.abort_handle()],
+            tasks: vec![main.abort_handle(), probe.abort_handle()],
             absent,
             client: own_client,
+            live,
         })
+    }
+
+    /// Why the API server cannot be used now (see [`Liveness`]).
+    pub(crate) fn lost(&self) -> Option<String> {
+        self.live.lost()
     }
 
     /// Whether the first sync is done (never waits).
