@@ -292,35 +292,58 @@ where
     K: Resource + Trim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
-    let writer = Writer::new(dyntype);
+    let mut writer = Writer::new(dyntype);
     let store = writer.as_reader();
-    let stream = watcher(api, watcher::Config::default())
-        .backoff(watch_backoff())
-        // Only what the model reads is stored (see trim.rs).
-        .modify(|o: &mut K| o.trim())
-        .reflect(writer);
     let (generation, forbidden) = (shared.generation.clone(), shared.forbidden.clone());
     let live = shared.live.clone();
+    let mut restart = live.register(&what);
     tasks.push(tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        while let Some(ev) = stream.next().await {
-            observe(&what, &ev, &live);
-            // Only what changes the model's input bumps the generation: an outage's retries
-            // must not make every request rebuild the model.
-            let changed = match ev {
-                // Retried with backoff, so access granted later is picked up without a restart.
-                Err(e) if is_forbidden(&e) => forbidden.set(&what, true),
-                Err(_) => {
-                    live.watch_failed();
-                    false
+        loop {
+            // A fresh watcher lists first; the store swaps in the new list when it is complete.
+            let round = *restart.borrow_and_update();
+            let stream = watcher(api.clone(), watcher::Config::default())
+                .backoff(watch_backoff())
+                // Only what the model reads is stored (see trim.rs).
+                .modify(|o: &mut K| o.trim());
+            let mut stream = std::pin::pin!(stream);
+            loop {
+                let ev = tokio::select! {
+                    biased;
+                    // The server is back from an outage: list again rather than trust this
+                    // watch, which may be pausing or hung on a connection gone silent.
+                    Ok(()) = restart.changed() => break,
+                    ev = stream.next() => match ev {
+                        Some(ev) => ev,
+                        None => return,
+                    },
+                };
+                if let Ok(e) = &ev {
+                    writer.apply_watcher_event(e);
                 }
-                Ok(_) => {
-                    forbidden.set(&what, false);
-                    true
+                observe(&what, &ev, &live);
+                // Only what changes the model's input bumps the generation: an outage's
+                // retries must not make every request rebuild the model.
+                let changed = match &ev {
+                    // Retried with backoff, so access granted later is picked up without a restart.
+                    Err(e) if is_forbidden(e) => {
+                        live.listed(&what, round);
+                        forbidden.set(&what, true)
+                    }
+                    Err(_) => {
+                        live.watch_failed();
+                        false
+                    }
+                    Ok(e) => {
+                        if matches!(e, watcher::Event::InitDone) {
+                            live.listed(&what, round);
+                        }
+                        forbidden.set(&what, false);
+                        true
+                    }
+                };
+                if changed {
+                    generation.fetch_add(1, Ordering::SeqCst);
                 }
-            };
-            if changed {
-                generation.fetch_add(1, Ordering::SeqCst);
             }
         }
     }));

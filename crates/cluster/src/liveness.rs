@@ -7,21 +7,26 @@
 //! minutes. `/version` is tiny, served to every authenticated user, and costs the server
 //! nothing. Watch failures still help: each one asks for a probe at once, so a server that
 //! went away is usually reported within a second or two, not at the next periodic probe.
+//!
+//! When a lost server answers again, every cache starts a fresh watch (a full list), and the
+//! cluster counts as back once each has listed: its objects are then current, whatever the
+//! old watches were doing (pausing in backoff, or hung on a connection that went silent).
 
 use std::{
+    collections::BTreeSet,
     sync::{Arc, Mutex, OnceLock},
     time::{Duration, Instant},
 };
 
 use kube::Client;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 /// The watchers' longest retry pause before jitter (jitter adds up to as much again). Well
 /// under the 30 s in which a returning cluster must be whole again.
 pub(crate) const RETRY_MAX: Duration = Duration::from_millis(2500);
 /// How often a healthy server is probed.
 const PROBE_EVERY: Duration = Duration::from_secs(5);
-/// How often a server in doubt (a failure seen, lost, or just back) is probed.
+/// How often a server in doubt (a failure seen, lost, or listing again) is probed.
 const PROBE_IN_DOUBT: Duration = Duration::from_secs(1);
 /// The shortest gap between two probes, however many watches fail at once.
 const MIN_GAP: Duration = Duration::from_millis(500);
@@ -31,21 +36,45 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// must not hide a whole cluster. Worst case without a watch failure to hurry it:
 /// 5 s + 3 s + 1 s + 3 s = 12 s after the server went away.
 const FAILURES_TO_LOSE: u32 = 2;
-/// How long the server must have answered, with no watch failing meanwhile, before the
-/// cluster counts as back: longer than a watcher's longest pause, so every watch has retried
-/// by then, and succeeded since none failed (a resume that met 410 Gone and listed again
-/// included).
-const BACK_AFTER: Duration = Duration::from_millis(2 * RETRY_MAX.as_millis() as u64 + 1000);
-/// Back after this long answering whatever the watches do: a kind that keeps failing for
-/// its own reason (a CRD deleted since discovery) must not keep a whole cluster away.
+/// Back after this long answering even if some cache has not listed again: a kind that
+/// keeps failing for its own reason (a CRD deleted since discovery) must not keep a whole
+/// cluster away.
 const BACK_AT_LATEST: Duration = Duration::from_secs(15);
 
 #[derive(Default)]
 struct State {
     lost: Option<String>,
     failures: u32,
+    /// Since when a lost server answers again.
     answering_since: Option<Instant>,
-    last_watch_failure: Option<Instant>,
+    /// Every cache, by kind name.
+    caches: BTreeSet<String>,
+    /// The caches that have not listed since the server came back.
+    relisting: BTreeSet<String>,
+}
+
+impl State {
+    /// Clears `lost` if the server answers and the caches are current again.
+    fn try_back(&mut self, now: Instant, server: &str) {
+        let Some(since) = self.answering_since else { return };
+        if self.lost.is_none() {
+            return;
+        }
+        if !self.relisting.is_empty() && now.duration_since(since) < BACK_AT_LATEST {
+            return;
+        }
+        if !self.relisting.is_empty() {
+            let kinds: Vec<&str> = self.relisting.iter().map(String::as_str).collect();
+            tracing::warn!(
+                "the Kubernetes API server at {server} answers, but {} did not list again",
+                kinds.join(", ")
+            );
+        }
+        self.lost = None;
+        self.answering_since = None;
+        self.relisting.clear();
+        tracing::info!("the Kubernetes API server at {server} answers again: its cluster is back");
+    }
 }
 
 /// One API server's liveness, updated by [`Liveness::run`].
@@ -53,11 +82,18 @@ pub(crate) struct Liveness {
     server: String,
     state: Mutex<State>,
     nudge: Notify,
+    /// Bumped when a lost server answers again: every cache starts a fresh watch.
+    restart: watch::Sender<u64>,
 }
 
 impl Liveness {
     pub(crate) fn new(server: String) -> Arc<Liveness> {
-        Arc::new(Liveness { server, state: Mutex::default(), nudge: Notify::new() })
+        Arc::new(Liveness {
+            server,
+            state: Mutex::default(),
+            nudge: Notify::new(),
+            restart: watch::Sender::new(0),
+        })
     }
 
     /// Why the server cannot be used now (`None` when it can).
@@ -65,14 +101,30 @@ impl Liveness {
         self.lock().lost.clone()
     }
 
+    /// Registers a cache. Its receiver changes when the cache must start a fresh watch; the
+    /// value is the round to pass to [`Liveness::listed`].
+    pub(crate) fn register(&self, kind: &str) -> watch::Receiver<u64> {
+        self.lock().caches.insert(kind.to_string());
+        self.restart.subscribe()
+    }
+
+    /// A cache completed a list (or may not list, and counts as absent) in restart `round`.
+    pub(crate) fn listed(&self, kind: &str, round: u64) {
+        if round != *self.restart.borrow() {
+            return;
+        }
+        let mut s = self.lock();
+        if s.relisting.remove(kind) {
+            s.try_back(Instant::now(), &self.server);
+        }
+    }
+
     /// A watch failed (not for lack of rights): probe now rather than at the next tick.
     pub(crate) fn watch_failed(&self) {
-        self.lock().last_watch_failure = Some(Instant::now());
         self.nudge.notify_one();
     }
 
-    /// Every cache has just completed its first list: the server answers and nothing is
-    /// stale, so there is no reason to wait for watches to resume.
+    /// Every cache has just completed its first list: the server answers and nothing is stale.
     pub(crate) fn synced(&self) {
         let mut s = self.lock();
         if s.lost.take().is_some() {
@@ -83,6 +135,7 @@ impl Liveness {
         }
         s.failures = 0;
         s.answering_since = None;
+        s.relisting.clear();
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -92,11 +145,7 @@ impl Liveness {
     /// The pause before the next probe.
     fn pause(&self) -> Duration {
         let s = self.lock();
-        if s.lost.is_some() || s.failures > 0 || s.answering_since.is_some() {
-            PROBE_IN_DOUBT
-        } else {
-            PROBE_EVERY
-        }
+        if s.lost.is_some() || s.failures > 0 { PROBE_IN_DOUBT } else { PROBE_EVERY }
     }
 
     /// Takes one probe's outcome into account (`Err` says why it failed).
@@ -105,24 +154,19 @@ impl Liveness {
         match outcome {
             Ok(()) => {
                 s.failures = 0;
-                if s.lost.is_none() {
+                if s.lost.is_none() || s.answering_since.is_some() {
+                    s.try_back(now, &self.server);
                     return;
                 }
-                let answering = now.duration_since(*s.answering_since.get_or_insert(now));
-                let calm = s.last_watch_failure.is_none_or(|f| now.duration_since(f) >= BACK_AFTER);
-                if (answering >= BACK_AFTER && calm) || answering >= BACK_AT_LATEST {
-                    s.lost = None;
-                    s.answering_since = None;
-                    tracing::info!(
-                        "the Kubernetes API server at {} answers again: its cluster is back",
-                        self.server
-                    );
-                } else {
-                    s.lost = Some(format!(
-                        "the Kubernetes API server at {} answers again; its caches are catching up",
-                        self.server
-                    ));
-                }
+                // Back from an outage: every cache lists afresh before the cluster counts.
+                s.answering_since = Some(now);
+                s.relisting = s.caches.clone();
+                s.lost = Some(format!(
+                    "the Kubernetes API server at {} answers again; its caches are listing",
+                    self.server
+                ));
+                self.restart.send_modify(|r| *r += 1);
+                s.try_back(now, &self.server);
             }
             Err(why) => {
                 s.failures = s.failures.saturating_add(1);
@@ -187,8 +231,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lost_after_two_failures_and_back_only_after_the_watchers_longest_pause() {
+    fn lost_after_two_failures_and_back_once_every_cache_listed_again() {
         let l = Liveness::new("http://x".into());
+        let mut pods = l.register("Pod");
+        let _services = l.register("Service");
         let t0 = Instant::now();
         l.record(Err("refused".into()), t0);
         assert_eq!(l.lost(), None, "one failure is not enough");
@@ -198,26 +244,40 @@ mod tests {
         l.record(Err("refused".into()), t0);
         let why = l.lost().expect("lost after two failures");
         assert!(why.contains("http://x") && why.contains("refused"), "{why}");
+
+        l.record(Ok(()), t0);
+        assert!(pods.has_changed().unwrap(), "the caches were not told to list again");
+        let round = *pods.borrow_and_update();
+        assert!(l.lost().is_some(), "back before the caches listed");
+        l.listed("Pod", round - 1);
+        l.listed("Pod", round);
         l.record(Ok(()), t0 + Duration::from_secs(1));
-        assert!(l.lost().is_some(), "back too early: the watches may not have resumed");
-        l.record(Ok(()), t0 + Duration::from_secs(1) + BACK_AFTER);
+        assert!(l.lost().is_some(), "back while Service had not listed");
+        l.listed("Service", round);
         assert_eq!(l.lost(), None);
-        assert!(BACK_AFTER < Duration::from_secs(10));
     }
 
     #[test]
-    fn a_failing_watch_delays_the_return_but_not_past_the_latest() {
+    fn a_cache_that_never_lists_keeps_the_cluster_away_no_longer_than_the_latest() {
+        let l = Liveness::new("http://x".into());
+        let _gone = l.register("VirtualService");
+        let t0 = Instant::now();
+        l.record(Err("refused".into()), t0);
+        l.record(Err("refused".into()), t0);
+        l.record(Ok(()), t0);
+        l.record(Ok(()), t0 + Duration::from_secs(5));
+        assert!(l.lost().is_some());
+        l.record(Ok(()), t0 + BACK_AT_LATEST);
+        assert_eq!(l.lost(), None);
+    }
+
+    #[test]
+    fn without_caches_an_answer_is_enough() {
         let l = Liveness::new("http://x".into());
         l.record(Err("refused".into()), Instant::now());
         l.record(Err("refused".into()), Instant::now());
-        let t0 = Instant::now();
-        l.record(Ok(()), t0);
-        // A watch resumes into 410 Gone and must list again: not back yet.
-        l.watch_failed();
-        l.record(Ok(()), t0 + BACK_AFTER);
-        assert!(l.lost().is_some(), "back while a watch had just failed");
-        l.record(Ok(()), t0 + BACK_AT_LATEST);
-        assert_eq!(l.lost(), None, "a failing watch kept the cluster away past the latest");
+        l.record(Ok(()), Instant::now());
+        assert_eq!(l.lost(), None);
     }
 
     #[test]

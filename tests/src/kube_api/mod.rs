@@ -85,6 +85,8 @@ struct Shared {
     events: broadcast::Sender<Event>,
     opts: Options,
     available: AtomicBool,
+    /// Every connection is silent, both ways (a hung server, a partition) until a restart.
+    hung: AtomicBool,
     /// Plurals every list and watch of answers 403 (an RBAC rule the client lacks).
     forbidden: Mutex<Vec<String>>,
     addr: Mutex<Option<SocketAddr>>,
@@ -106,6 +108,65 @@ impl Drop for KubeApi {
         if let Some(t) = self.task.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
             t.abort();
         }
+    }
+}
+
+/// A connection that goes silent both ways, and stays so, once its server hangs: the
+/// client sees neither an answer nor an error, only its own timeouts.
+struct Conn {
+    io: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+}
+
+impl Conn {
+    fn hung(&self) -> bool {
+        self.shared.hung.load(Ordering::SeqCst)
+    }
+}
+
+impl tokio::io::AsyncRead for Conn {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Conn {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 
@@ -149,11 +210,11 @@ fn serve(shared: Arc<Shared>, listener: tokio::net::TcpListener) -> tokio::task:
         loop {
             tokio::select! {
                 accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
-                    let svc = service.clone();
+                    let Ok((io, _)) = accepted else { continue };
+                    let (svc, conn) = (service.clone(), Conn { io, shared: shared.clone() });
                     conns.spawn(async move {
                         let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-                        let _ = builder.http1_only().serve_connection(TokioIo::new(stream), svc).await;
+                        let _ = builder.http1_only().serve_connection(TokioIo::new(conn), svc).await;
                     });
                 }
                 Some(_) = conns.join_next(), if !conns.is_empty() => {}
@@ -190,6 +251,7 @@ impl KubeApi {
             events,
             opts,
             available: AtomicBool::new(true),
+            hung: AtomicBool::new(false),
             forbidden: Mutex::new(Vec::new()),
             addr: Mutex::new(None),
             watches: AtomicUsize::new(0),
@@ -225,10 +287,17 @@ impl KubeApi {
         }
     }
 
+    /// Hangs as a wedged server or a partition does: connections stay open, new ones are
+    /// accepted, but nothing is read or written any more, until [`Self::restart`].
+    pub fn hang(&self) {
+        self.shared.hung.store(true, Ordering::SeqCst);
+    }
+
     /// Serves again on the same address with the same objects and history, as a restarted
-    /// API server over the same etcd (stops it first if it runs).
+    /// API server over the same etcd (stops it first if it runs, cutting every connection).
     pub async fn restart(&self) {
         self.stop().await;
+        self.shared.hung.store(false, Ordering::SeqCst);
         let socket = tokio::net::TcpSocket::new_v4().unwrap();
         // The cut connections' ports linger in TIME_WAIT.
         socket.set_reuseaddr(true).unwrap();

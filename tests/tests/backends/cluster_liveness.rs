@@ -136,6 +136,42 @@ async fn lost_api_server_is_reported_refused_at_once_and_recovers_with_current_o
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hung_api_server_is_reported_by_the_probe_and_recovers_after_a_restart() {
+    let api = KubeApi::start(read_fixtures(&fixture_paths()), Options::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = kube_cluster(&api, &dir).await;
+    tokio::time::timeout(Duration::from_secs(25), cluster.state())
+        .await
+        .expect("state() hung")
+        .expect("the caches did not sync");
+
+    // Nothing fails, nothing closes: only the probe's own timeout can tell.
+    api.hang();
+    let detected =
+        within(Duration::from_secs(20), "the hung API server being reported", async || {
+            cluster.lost().is_some()
+        })
+        .await;
+    eprintln!("lost reported {detected:?} after the API server hung");
+    let why = cluster.lost().unwrap_or_default();
+    assert!(why.contains("no answer"), "the reason does not say the server is silent: {why}");
+    assert_unavailable_at_once(&cluster, &api).await;
+
+    api.apply(deployment("search-v1", "search"));
+    api.restart().await;
+    let back = within(
+        Duration::from_secs(30),
+        "the restarted cluster serving the change made while it hung",
+        async || match cluster.state_if_reachable().await {
+            Ok(s) => workload_names(&s, "bookinfo").contains(&"search-v1".to_string()),
+            Err(_) => false,
+        },
+    )
+    .await;
+    eprintln!("back and current {back:?} after the hung API server restarted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn source_started_against_a_stopped_api_server_syncs_once_it_starts() {
     let api = KubeApi::start(read_fixtures(&fixture_paths()), Options::default()).await;
     api.stop().await;
