@@ -26,6 +26,7 @@ pub mod records;
 pub mod service_list;
 pub mod snapshot;
 pub mod trim;
+mod watches;
 
 use std::sync::{Arc, Mutex};
 
