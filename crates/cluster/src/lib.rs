@@ -107,7 +107,8 @@ impl std::fmt::Debug for Cluster {
 impl Cluster {
     /// Starts the configured source. The snapshot source loads its manifests now; the
     /// `kube` source builds its client now and syncs its caches in the background
-    /// (must be called inside a tokio runtime).
+    /// (must be called inside a tokio runtime). Nothing here contacts the API server, so a
+    /// source whose server is down starts at once, retries, and syncs when it appears.
     pub async fn start(cfg: ClusterConfig) -> Result<Cluster, ClusterError> {
         let settings = Arc::new(Settings::from_config(&cfg)?);
         let (source, warnings) = match cfg.source {
