@@ -2,17 +2,14 @@
 //! current, so requests never wait on the API server once the caches are synced.
 
 use std::{
-    collections::BTreeSet,
-    fmt::Debug,
     hash::Hash,
     sync::{
-        Arc, Mutex, OnceLock,
+        Arc, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
 };
 
-use futures::StreamExt;
 use k8s_openapi::api::{
     apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
     autoscaling::v2::HorizontalPodAutoscaler,
@@ -26,21 +23,17 @@ use kube::{
         AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster,
         NamedContext,
     },
-    runtime::{
-        WatchStreamExt,
-        reflector::{Store, store::Writer},
-        watcher,
-    },
+    runtime::reflector::Store,
 };
-use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use crate::{
     ClusterConfig, ClusterError,
+    liveness::{Liveness, RETRY_MAX},
     mesh::{ALL_MESH_KINDS, MeshKind, MeshObject, TODAYS_KINDS},
     raw::{Autoscaler, RawObjects},
     records::{PodRecord, ServiceRecord, WorkloadRecord},
-    trim::Trim,
+    watches::{Forbidden, Shared, kind_name, reflect, reflect_typed},
 };
 
 /// The caches, created once discovery has run.
@@ -59,63 +52,6 @@ struct Stores {
     mesh: Vec<(MeshKind, Store<DynamicObject>)>,
 }
 
-/// Kinds the service account may not list or watch (403): they count as absent, so they
-/// neither block the first sync nor keep stale objects, and `/status` names them.
-#[derive(Default)]
-struct Forbidden {
-    kinds: Mutex<BTreeSet<String>>,
-    changed: watch::Sender<u64>,
-}
-
-impl Forbidden {
-    fn set(&self, kind: &str, forbidden: bool) {
-        let mut kinds = self.kinds.lock().unwrap_or_else(|e| e.into_inner());
-        let changed = if forbidden { kinds.insert(kind.to_string()) } else { kinds.remove(kind) };
-        drop(kinds);
-        if changed {
-            if forbidden {
-                tracing::warn!(
-                    "no permission to list or watch {kind}: treated as absent until access is granted"
-                );
-            } else {
-                tracing::info!("access to {kind} granted: reading it again");
-            }
-            self.changed.send_modify(|n| *n += 1);
-        }
-    }
-
-    fn has(&self, kind: &str) -> bool {
-        self.kinds.lock().unwrap_or_else(|e| e.into_inner()).contains(kind)
-    }
-
-    fn list(&self) -> Vec<String> {
-        self.kinds.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect()
-    }
-
-    /// Resolves once `kind` is forbidden.
-    fn wait_for(
-        self: &Arc<Self>,
-        kind: String,
-    ) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let this = self.clone();
-        let mut rx = self.changed.subscribe();
-        async move {
-            let _ = rx.wait_for(|_| this.has(&kind)).await;
-        }
-    }
-}
-
-/// Whether a watcher error is the API server's 403.
-fn is_forbidden(e: &watcher::Error) -> bool {
-    match e {
-        watcher::Error::InitialListFailed(kube::Error::Api(s))
-        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
-        | watcher::Error::WatchFailed(kube::Error::Api(s)) => s.code == 403,
-        watcher::Error::WatchError(s) => s.code == 403,
-        _ => false,
-    }
-}
-
 /// The running `kube` source.
 pub(crate) struct KubeSource {
     stores: Arc<OnceLock<Stores>>,
@@ -128,6 +64,7 @@ pub(crate) struct KubeSource {
     absent: Arc<OnceLock<Vec<MeshKind>>>,
     /// The service's own client, for requests beyond the caches (access reviews).
     client: Client,
+    live: Arc<Liveness>,
 }
 
 impl Drop for KubeSource {
@@ -138,7 +75,9 @@ impl Drop for KubeSource {
     }
 }
 
-async fn client(cfg: &ClusterConfig) -> Result<Client, ClusterError> {
+/// The client and the API server's URL (for messages). Builds the configuration only: no
+/// request reaches the server here, so a source whose server is down still starts.
+async fn client(cfg: &ClusterConfig) -> Result<(Client, String), ClusterError> {
     let opts = KubeConfigOptions { context: cfg.context.clone(), ..Default::default() };
     let config = match &cfg.kubeconfig {
         Some(path) => {
@@ -158,7 +97,17 @@ async fn client(cfg: &ClusterConfig) -> Result<Client, ClusterError> {
         }
         None => kube::Config::infer().await.map_err(|e| ClusterError::BadConfig(e.to_string()))?,
     };
-    Client::try_from(config).map_err(|e| ClusterError::Kube(e.to_string()))
+    // The server's URL for messages, without any user information it might carry.
+    let url = &config.cluster_url;
+    let server = format!(
+        "{}://{}{}{}",
+        url.scheme_str().unwrap_or("https"),
+        url.host().unwrap_or("?"),
+        url.port_u16().map(|p| format!(":{p}")).unwrap_or_default(),
+        url.path().trim_end_matches('/')
+    );
+    let client = Client::try_from(config).map_err(|e| ClusterError::Kube(e.to_string()))?;
+    Ok((client, server))
 }
 
 const SERVICE_HOST: &str = "KUBERNETES_SERVICE_HOST";
@@ -251,84 +200,11 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
     Ok(found)
 }
 
-/// Self-metrics of one watch event: a completed list is a sync, an error a restart.
-fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
-    match ev {
-        Ok(watcher::Event::InitDone) => crate::record_sync(),
-        Err(e) => {
-            meshlens_telemetry::metrics().cluster_watch_restart(what);
-            // A 403 is logged once, when the kind turns forbidden (`Forbidden::set`).
-            if !is_forbidden(e) {
-                tracing::warn!("watch of {what} failed (will retry): {e}");
-            }
-        }
-        Ok(_) => {}
-    }
-}
-
-/// Starts one reflector; its events bump `generation` so the model knows to rebuild.
-fn reflect<K>(
-    api: Api<K>,
-    dyntype: K::DynamicType,
-    what: String,
-    shared: &Shared,
-    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) -> Store<K>
-where
-    K: Resource + Trim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Eq + Hash + Clone + Send + Sync,
-{
-    let writer = Writer::new(dyntype);
-    let store = writer.as_reader();
-    let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
-        // Only what the model reads is stored (see trim.rs).
-        .modify(|o: &mut K| o.trim())
-        .reflect(writer);
-    let (generation, forbidden) = (shared.generation.clone(), shared.forbidden.clone());
-    tasks.push(tokio::spawn(async move {
-        let mut stream = std::pin::pin!(stream);
-        while let Some(ev) = stream.next().await {
-            generation.fetch_add(1, Ordering::SeqCst);
-            observe(&what, &ev);
-            match ev {
-                // Retried with backoff, so access granted later is picked up without a restart.
-                Err(e) if is_forbidden(&e) => forbidden.set(&what, true),
-                Err(_) => {}
-                Ok(_) => forbidden.set(&what, false),
-            }
-        }
-    }));
-    store
-}
-
-/// The reflector of a kind with a static type (the store's type names it).
-fn reflect_typed<K>(
-    c: &Client,
-    shared: &Shared,
-    tasks: &mut Vec<tokio::task::JoinHandle<()>>,
-) -> Store<K>
-where
-    K: Resource<DynamicType = ()> + Trim + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-{
-    reflect(Api::all(c.clone()), (), kind_name::<K>(), shared, tasks)
-}
-
-/// What every reflector shares.
-struct Shared {
-    generation: Arc<AtomicU64>,
-    forbidden: Arc<Forbidden>,
-}
-
-/// The kind's name as `/status` shows it (`CronJob`; `Pod` for the pod records).
-fn kind_name<K: Resource<DynamicType = ()>>() -> String {
-    K::kind(&()).into_owned()
-}
-
 impl KubeSource {
     /// Connects (config only, no I/O) and starts discovery and the reflectors in the background.
     pub(crate) async fn start(cfg: &ClusterConfig) -> Result<KubeSource, ClusterError> {
-        let client = client(cfg).await?;
+        let (client, server) = client(cfg).await?;
+        let live = Liveness::new(server);
         let stores: Arc<OnceLock<Stores>> = Arc::new(OnceLock::new());
         let generation = Arc::new(AtomicU64::new(0));
         let forbidden = Arc::new(Forbidden::default());
@@ -337,19 +213,33 @@ impl KubeSource {
         let (s2, g2, v2) = (stores.clone(), generation.clone(), version.clone());
         let absent: Arc<OnceLock<Vec<MeshKind>>> = Arc::new(OnceLock::new());
         let absent2 = absent.clone();
-        let sh = Shared { generation: generation.clone(), forbidden: forbidden.clone() };
-        let own_client = client.clone();
+        let sh = Shared {
+            generation: generation.clone(),
+            forbidden: forbidden.clone(),
+            live: live.clone(),
+        };
+        let (own_client, live2) = (client.clone(), live.clone());
+        let probe = tokio::spawn(live.clone().run(client.clone(), version.clone()));
         let main = tokio::spawn(async move {
             let mut delay = Duration::from_millis(200);
             let mesh = loop {
                 match discover(&client).await {
                     Ok(found) => break found,
+                    // Said once by the probe while the server is lost, not every retry.
+                    Err(e) if live2.lost().is_some() => {
+                        tracing::debug!(
+                            "Kubernetes discovery failed (will retry in {delay:?}): {e}"
+                        );
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(RETRY_MAX);
+                    }
                     Err(e) => {
                         tracing::warn!(
                             "Kubernetes discovery failed (will retry in {delay:?}): {e}"
                         );
                         tokio::time::sleep(delay).await;
-                        delay = (delay * 2).min(Duration::from_secs(10));
+                        // The same cap as the watches: a server that appears late is used soon.
+                        delay = (delay * 2).min(RETRY_MAX);
                     }
                 }
             };
@@ -389,6 +279,7 @@ impl KubeSource {
             let waits = built.wait_all(&sh.forbidden);
             let _ = s2.set(built);
             if waits.await {
+                live2.synced();
                 g2.fetch_add(1, Ordering::SeqCst);
                 let _ = ready_tx.send(true);
                 tracing::info!("Kubernetes caches synced");
@@ -403,10 +294,16 @@ impl KubeSource {
             ready,
             generation,
             version,
-            tasks: vec![main.abort_handle()],
+            tasks: vec![main.abort_handle(), probe.abort_handle()],
             absent,
             client: own_client,
+            live,
         })
+    }
+
+    /// Why the API server cannot be used now (see [`Liveness`]).
+    pub(crate) fn lost(&self) -> Option<String> {
+        self.live.lost()
     }
 
     /// Whether the first sync is done (never waits).

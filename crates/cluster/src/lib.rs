@@ -16,6 +16,7 @@
 pub mod config;
 mod kube_source;
 pub mod labels;
+mod liveness;
 pub mod mesh;
 pub mod model;
 pub mod payload;
@@ -25,6 +26,7 @@ pub mod records;
 pub mod service_list;
 pub mod snapshot;
 pub mod trim;
+mod watches;
 
 use std::sync::{Arc, Mutex};
 
@@ -52,6 +54,9 @@ pub enum ClusterError {
     /// A request parameter is not acceptable (HTTP 400).
     #[error("{0}")]
     InvalidInput(String),
+    /// The cluster's API server cannot be reached now, or has not been yet (HTTP 503).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 impl ClusterError {
@@ -59,7 +64,7 @@ impl ClusterError {
     pub fn http_status(&self) -> u16 {
         match self {
             ClusterError::NotFound(_) => 404,
-            ClusterError::NotSynced(_) => 503,
+            ClusterError::NotSynced(_) | ClusterError::Unavailable(_) => 503,
             ClusterError::InvalidInput(_) => 400,
             ClusterError::BadConfig(_) | ClusterError::Kube(_) => 500,
         }
@@ -102,7 +107,8 @@ impl std::fmt::Debug for Cluster {
 impl Cluster {
     /// Starts the configured source. The snapshot source loads its manifests now; the
     /// `kube` source builds its client now and syncs its caches in the background
-    /// (must be called inside a tokio runtime).
+    /// (must be called inside a tokio runtime). Nothing here contacts the API server, so a
+    /// source whose server is down starts at once, retries, and syncs when it appears.
     pub async fn start(cfg: ClusterConfig) -> Result<Cluster, ClusterError> {
         let settings = Arc::new(Settings::from_config(&cfg)?);
         let (source, warnings) = match cfg.source {
@@ -198,6 +204,33 @@ impl Cluster {
             *guard = Some((generation, state.clone()));
         }
         Ok(state)
+    }
+
+    /// The current model, but only if the API server answers and the caches have synced:
+    /// else [`ClusterError::Unavailable`] at once, neither waiting `sync_timeout` nor serving
+    /// the last-known objects as current. For remote clusters, which must not slow a request
+    /// down or pass old objects off as live; the home cluster keeps [`Cluster::state`].
+    pub async fn state_if_reachable(&self) -> Result<Arc<ClusterState>, ClusterError> {
+        if let Some(why) = self.lost() {
+            return Err(ClusterError::Unavailable(why));
+        }
+        if !self.synced() {
+            return Err(ClusterError::Unavailable(
+                "the cluster's Kubernetes caches are not synced yet".into(),
+            ));
+        }
+        self.state().await
+    }
+
+    /// Why the API server cannot be used now: `Some` at most about 12 s after it goes away
+    /// (a second or two when its connections break), `None` again about 6 s (at most 16 s)
+    /// after it answers, once the watches have resumed. Always `None` for a snapshot.
+    /// Never waits.
+    pub fn lost(&self) -> Option<String> {
+        match &self.inner.source {
+            Source::Snapshot(..) => None,
+            Source::Kube(k) => k.lost(),
+        }
     }
 
     /// The Kubernetes version for `/status`: the API server's, `snapshot`, or `unknown`

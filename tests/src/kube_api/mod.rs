@@ -85,6 +85,8 @@ struct Shared {
     events: broadcast::Sender<Event>,
     opts: Options,
     available: AtomicBool,
+    /// Every connection is silent, both ways (a hung server, a partition) until a restart.
+    hung: AtomicBool,
     /// Plurals every list and watch of answers 403 (an RBAC rule the client lacks).
     forbidden: Mutex<Vec<String>>,
     addr: Mutex<Option<SocketAddr>>,
@@ -97,13 +99,128 @@ struct Shared {
 pub struct KubeApi {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    task: tokio::task::JoinHandle<()>,
+    /// The accept loop, which owns every connection (`None` while stopped).
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Drop for KubeApi {
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(t) = self.task.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            t.abort();
+        }
     }
+}
+
+/// A connection that goes silent both ways, and stays so, once its server hangs: the
+/// client sees neither an answer nor an error, only its own timeouts.
+struct Conn {
+    io: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+}
+
+impl Conn {
+    fn hung(&self) -> bool {
+        self.shared.hung.load(Ordering::SeqCst)
+    }
+}
+
+impl tokio::io::AsyncRead for Conn {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Conn {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        if self.hung() {
+            return std::task::Poll::Pending;
+        }
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// Serves `shared` on `listener`. Connections are tasks of the accept loop's own set, so
+/// aborting the loop cuts them too (open watches included), as a server that goes away does.
+fn serve(shared: Arc<Shared>, listener: tokio::net::TcpListener) -> tokio::task::JoinHandle<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let s2 = shared.clone();
+    let route = warp::any()
+        .and(warp::path::full())
+        .and(warp::query::<HashMap<String, String>>())
+        .and(warp::any().map(move || s2.clone()))
+        .and_then(
+            |path: warp::path::FullPath, q: HashMap<String, String>, s: Arc<Shared>| async move {
+                Ok::<_, Infallible>(handle(path.as_str(), &q, &s))
+            },
+        );
+    // With RBAC on, a request the role does not allow is answered here, before any route.
+    let s3 = shared.clone();
+    let gate = warp::method()
+        .and(warp::header::optional::<String>("authorization"))
+        .and(warp::path::full())
+        .and(warp::query())
+        .and_then(
+            move |m: warp::http::Method,
+                  auth: Option<String>,
+                  path: warp::path::FullPath,
+                  q: HashMap<String, String>| {
+                let denied = s3
+                    .opts
+                    .rbac
+                    .as_ref()
+                    .and_then(|r| r.deny(m.as_str(), path.as_str(), &q, auth.as_deref()));
+                async move { denied.ok_or_else(warp::reject::not_found) }
+            },
+        );
+    let route = gate.or(crate::kube_reviews::routes(shared.opts.reviews.clone())).or(route);
+    let service = hyper_util::service::TowerToHyperService::new(warp::service(route));
+    tokio::spawn(async move {
+        let mut conns = tokio::task::JoinSet::new();
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let Ok((io, _)) = accepted else { continue };
+                    let (svc, conn) = (service.clone(), Conn { io, shared: shared.clone() });
+                    conns.spawn(async move {
+                        let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                        let _ = builder.http1_only().serve_connection(TokioIo::new(conn), svc).await;
+                    });
+                }
+                Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            }
+        }
+    })
 }
 
 fn meta_str<'a>(v: &'a Value, field: &str) -> &'a str {
@@ -134,6 +251,7 @@ impl KubeApi {
             events,
             opts,
             available: AtomicBool::new(true),
+            hung: AtomicBool::new(false),
             forbidden: Mutex::new(Vec::new()),
             addr: Mutex::new(None),
             watches: AtomicUsize::new(0),
@@ -152,38 +270,40 @@ impl KubeApi {
             }
             st.log_start = st.rv;
         }
-        let (s2, s3) = (shared.clone(), shared.clone());
-        let route = warp::any()
-            .and(warp::path::full())
-            .and(warp::query::<HashMap<String, String>>())
-            .and(warp::any().map(move || s2.clone()))
-            .and_then(|path: warp::path::FullPath, q: HashMap<String, String>, s: Arc<Shared>| async move {
-                Ok::<_, Infallible>(handle(path.as_str(), &q, &s))
-            });
-        // With RBAC on, a request the role does not allow is answered here, before any route.
-        let gate = warp::method()
-            .and(warp::header::optional::<String>("authorization"))
-            .and(warp::path::full())
-            .and(warp::query())
-            .and_then(
-                move |m: warp::http::Method,
-                      auth: Option<String>,
-                      path: warp::path::FullPath,
-                      q: HashMap<String, String>| {
-                    let denied = s3
-                        .opts
-                        .rbac
-                        .as_ref()
-                        .and_then(|r| r.deny(m.as_str(), path.as_str(), &q, auth.as_deref()));
-                    async move { denied.ok_or_else(warp::reject::not_found) }
-                },
-            );
-        let route = gate.or(crate::kube_reviews::routes(shared.opts.reviews.clone())).or(route);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         *shared.addr.lock().unwrap() = Some(addr);
-        let task = tokio::spawn(warp::serve(route).incoming(listener).run());
+        let task = Mutex::new(Some(serve(shared.clone(), listener)));
         KubeApi { addr, shared, task }
+    }
+
+    /// Goes away as a stopped API server does: the port refuses connections and every open
+    /// connection, watches included, is cut. Objects and history are kept for [`Self::restart`].
+    pub async fn stop(&self) {
+        let task = self.task.lock().unwrap().take();
+        if let Some(t) = task {
+            t.abort();
+            let _ = t.await;
+        }
+    }
+
+    /// Hangs as a wedged server or a partition does: connections stay open, new ones are
+    /// accepted, but nothing is read or written any more, until [`Self::restart`].
+    pub fn hang(&self) {
+        self.shared.hung.store(true, Ordering::SeqCst);
+    }
+
+    /// Serves again on the same address with the same objects and history, as a restarted
+    /// API server over the same etcd (stops it first if it runs, cutting every connection).
+    pub async fn restart(&self) {
+        self.stop().await;
+        self.shared.hung.store(false, Ordering::SeqCst);
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        // The cut connections' ports linger in TIME_WAIT.
+        socket.set_reuseaddr(true).unwrap();
+        socket.bind(self.addr).unwrap();
+        let listener = socket.listen(1024).unwrap();
+        *self.task.lock().unwrap() = Some(serve(self.shared.clone(), listener));
     }
 
     /// `http://127.0.0.1:PORT`.
