@@ -88,8 +88,14 @@ impl ClusterSet {
 }
 
 impl Member {
-    /// A 503 when this cluster cannot be read now: never synced, or its API server lost.
+    /// A 503 when this cluster cannot be read now: its API server lost, or never synced.
     pub fn unavailable(&self) -> Option<ApiError> {
+        if let Some(why) = self.cluster.lost() {
+            return Some(ApiError::unavailable(format!(
+                "cluster {:?} is not available: {why}",
+                self.name
+            )));
+        }
         if !self.cluster.synced() {
             return Some(ApiError::unavailable(format!(
                 "cluster {:?} is not available: its Kubernetes caches are not synced",

@@ -126,6 +126,8 @@ fn cache_key<R>(job: &Job<R>) -> Option<String> {
     // The ambient workloads come from the cluster model, which is part of the key already.
     let mut opts = job.opts.clone();
     opts.ambient = Default::default();
+    // The format is the output's business only: one finished graph answers JSON and DOT.
+    opts.format = GraphFormat::Json;
     let mut hidden: Vec<&String> = job.hidden.iter().collect();
     hidden.sort();
     Some(format!("{opts:?}|{}|{}|{hidden:?}", job.req.duration_metric, job.req.duration_to_ms))

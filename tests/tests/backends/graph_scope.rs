@@ -17,12 +17,17 @@ const ARGS: &[&str] = &["--end", "1700000000", "--minutes", "30"];
 const PP: &str = "wl_bookinfo_productpage-v1";
 
 fn start(prom: &PromServer) -> Meshlens {
+    start_with(prom, "")
+}
+
+/// `metrics` is more of the `[metrics]` table.
+fn start_with(prom: &PromServer, metrics: &str) -> Meshlens {
     let dir = plugin_dir(BUNDLED);
     let demo = workspace_root().join("config").join("demo");
     let cfg = format!(
         "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
          [cluster]\nsource = \"snapshot\"\nsnapshot = [{demo:?}]\n\
-         [metrics]\nbackend = \"prometheus\"\n[metrics.prometheus]\nurl = {:?}\n",
+         [metrics]\nbackend = \"prometheus\"\n{metrics}\n[metrics.prometheus]\nurl = {:?}\n",
         dir.path(),
         prom.url()
     );
@@ -269,4 +274,47 @@ fn node_graphs_are_scoped_and_bad_values_are_400s_naming_the_parameter() {
     let r = node_graph(&[("hide", "name = productpage-v1"), ("focus", &pp)]);
     assert_eq!(r.status, 400);
     assert!(r.json()["message"].as_str().unwrap_or_default().contains("focus"));
+}
+
+/// A finished graph is kept for the answer cache's TTL and scoped again without a rebuild:
+/// the answers stay those of an instance that builds every time (cache off), byte for byte,
+/// and a request that changes what is built (other appenders) is another graph.
+#[test]
+fn a_graph_asked_again_with_another_scope_is_reused_and_answers_as_if_rebuilt() {
+    let f = fixture(ARGS);
+    let prom = PromServer::start(&f);
+    let cached = start(&prom);
+    let rebuilt = start_with(&prom, "cache_ttl = \"0s\"");
+    let pp = md5_hex(PP);
+    let scopes: Vec<Vec<(&str, &str)>> = vec![
+        vec![],
+        vec![("focus", pp.as_str()), ("hops", "1")],
+        vec![("hide", "app = details")],
+        vec![("find", "rps > 0.5")],
+        vec![("format", "dot")],
+        vec![],
+    ];
+    let path = |scope: &[(&str, &str)]| {
+        let mut all = vec![("namespaces", "bookinfo")];
+        all.extend_from_slice(scope);
+        format!("/api/namespaces/graph?{}&queryTime={}", query_string(&all), f.end())
+    };
+    for (i, scope) in scopes.iter().enumerate() {
+        let (a, b) = (cached.get(&path(scope)), rebuilt.get(&path(scope)));
+        assert_eq!((a.status, b.status), (200, 200), "{scope:?}: {}", a.text());
+        assert_eq!(a.text(), b.text(), "{scope:?}: the reused graph answers differently");
+        // One finished graph, however many scopes it answered.
+        assert_eq!(cached.state.graph_cache.len(), 1, "after request {i} ({scope:?})");
+        assert!(rebuilt.state.graph_cache.is_empty(), "the cache is off with cache_ttl = 0s");
+    }
+    // Fewer appenders build another graph: kept beside the first, not answered from it.
+    let (a, b) =
+        (cached.get(&path(&[("appenders", "")])), rebuilt.get(&path(&[("appenders", "")])));
+    assert_eq!(a.text(), b.text());
+    assert_ne!(a.text(), cached.get(&path(&[])).text(), "no appenders: another graph");
+    assert_eq!(cached.state.graph_cache.len(), 2);
+    // A bad focus on a reused graph is still the 400 naming it.
+    let bad = cached.get(&path(&[("focus", "no-such-node")]));
+    assert_eq!(bad.status, 400);
+    assert!(bad.text().contains("focus"), "{}", bad.text());
 }
