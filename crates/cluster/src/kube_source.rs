@@ -32,6 +32,7 @@ use kube::{
         watcher,
     },
 };
+use meshlens_telemetry::Metrics;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
@@ -252,11 +253,11 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
 }
 
 /// Self-metrics of one watch event: a completed list is a sync, an error a restart.
-fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
+fn observe<K>(m: &Metrics, what: &str, ev: &Result<watcher::Event<K>, watcher::Error>) {
     match ev {
-        Ok(watcher::Event::InitDone) => crate::record_sync(),
+        Ok(watcher::Event::InitDone) => crate::record_sync(m),
         Err(e) => {
-            meshlens_telemetry::metrics().cluster_watch_restart(what);
+            m.cluster_watch_restart(what);
             // A 403 is logged once, when the kind turns forbidden (`Forbidden::set`).
             if !is_forbidden(e) {
                 tracing::warn!("watch of {what} failed (will retry): {e}");
@@ -286,11 +287,12 @@ where
         .modify(|o: &mut K| o.trim())
         .reflect(writer);
     let (generation, forbidden) = (shared.generation.clone(), shared.forbidden.clone());
+    let telemetry = shared.telemetry.clone();
     tasks.push(tokio::spawn(async move {
         let mut stream = std::pin::pin!(stream);
         while let Some(ev) = stream.next().await {
             generation.fetch_add(1, Ordering::SeqCst);
-            observe(&what, &ev);
+            observe(&telemetry, &what, &ev);
             match ev {
                 // Retried with backoff, so access granted later is picked up without a restart.
                 Err(e) if is_forbidden(&e) => forbidden.set(&what, true),
@@ -318,6 +320,7 @@ where
 struct Shared {
     generation: Arc<AtomicU64>,
     forbidden: Arc<Forbidden>,
+    telemetry: Arc<Metrics>,
 }
 
 /// The kind's name as `/status` shows it (`CronJob`; `Pod` for the pod records).
@@ -327,7 +330,10 @@ fn kind_name<K: Resource<DynamicType = ()>>() -> String {
 
 impl KubeSource {
     /// Connects (config only, no I/O) and starts discovery and the reflectors in the background.
-    pub(crate) async fn start(cfg: &ClusterConfig) -> Result<KubeSource, ClusterError> {
+    pub(crate) async fn start(
+        cfg: &ClusterConfig,
+        telemetry: Arc<Metrics>,
+    ) -> Result<KubeSource, ClusterError> {
         let client = client(cfg).await?;
         let stores: Arc<OnceLock<Stores>> = Arc::new(OnceLock::new());
         let generation = Arc::new(AtomicU64::new(0));
@@ -337,7 +343,7 @@ impl KubeSource {
         let (s2, g2, v2) = (stores.clone(), generation.clone(), version.clone());
         let absent: Arc<OnceLock<Vec<MeshKind>>> = Arc::new(OnceLock::new());
         let absent2 = absent.clone();
-        let sh = Shared { generation: generation.clone(), forbidden: forbidden.clone() };
+        let sh = Shared { generation: generation.clone(), forbidden: forbidden.clone(), telemetry };
         let own_client = client.clone();
         let main = tokio::spawn(async move {
             let mut delay = Duration::from_millis(200);

@@ -28,6 +28,8 @@ pub mod trim;
 
 use std::sync::{Arc, Mutex};
 
+use meshlens_telemetry::Metrics;
+
 pub use config::{ClusterConfig, Settings, SourceKind};
 pub use mesh::{MeshKind, MeshObject, MeshSpec};
 pub use meshlens_params::HumanDuration;
@@ -73,9 +75,9 @@ enum Source {
 }
 
 /// Records a completed list of the caches (or a snapshot load) in the self-metrics.
-pub(crate) fn record_sync() {
+pub(crate) fn record_sync(m: &Metrics) {
     let now = meshlens_params::now() as f64;
-    meshlens_telemetry::metrics().cluster_last_sync.set(now);
+    m.cluster_last_sync.set(now);
 }
 
 struct Inner {
@@ -85,6 +87,8 @@ struct Inner {
     /// The last model built from the kube caches, with the generation it was built at.
     cache: Mutex<Option<(u64, Arc<ClusterState>)>>,
     build_lock: tokio::sync::Mutex<()>,
+    /// The self-metrics of the service this cluster belongs to.
+    telemetry: Arc<Metrics>,
 }
 
 /// The cluster model service; cheap to clone.
@@ -104,6 +108,15 @@ impl Cluster {
     /// `kube` source builds its client now and syncs its caches in the background
     /// (must be called inside a tokio runtime).
     pub async fn start(cfg: ClusterConfig) -> Result<Cluster, ClusterError> {
+        Cluster::start_recording(cfg, Arc::default()).await
+    }
+
+    /// Like [`Cluster::start`], recording syncs, watch restarts and rebuild times in
+    /// `telemetry` (the self-metrics of the service that serves it).
+    pub async fn start_recording(
+        cfg: ClusterConfig,
+        telemetry: Arc<Metrics>,
+    ) -> Result<Cluster, ClusterError> {
         let settings = Arc::new(Settings::from_config(&cfg)?);
         let (source, warnings) = match cfg.source {
             SourceKind::Snapshot => {
@@ -113,7 +126,7 @@ impl Cluster {
                     ));
                 }
                 let (raw, warnings) = snapshot::load(&cfg.snapshot)?;
-                record_sync();
+                record_sync(&telemetry);
                 (
                     Source::Snapshot(
                         Arc::new(ClusterState::build(&raw, settings.clone())),
@@ -122,9 +135,10 @@ impl Cluster {
                     warnings,
                 )
             }
-            SourceKind::Kube => {
-                (Source::Kube(kube_source::KubeSource::start(&cfg).await?), Vec::new())
-            }
+            SourceKind::Kube => (
+                Source::Kube(kube_source::KubeSource::start(&cfg, telemetry.clone()).await?),
+                Vec::new(),
+            ),
         };
         Ok(Cluster {
             inner: Arc::new(Inner {
@@ -133,6 +147,7 @@ impl Cluster {
                 warnings,
                 cache: Mutex::new(None),
                 build_lock: Default::default(),
+                telemetry,
             }),
         })
     }
@@ -148,6 +163,7 @@ impl Cluster {
                 warnings: Vec::new(),
                 cache: Mutex::new(None),
                 build_lock: Default::default(),
+                telemetry: Arc::default(),
             }),
         })
     }
@@ -191,9 +207,7 @@ impl Cluster {
                 .map_err(|e| {
                     ClusterError::Kube(format!("building the cluster model failed: {e}"))
                 })?;
-        meshlens_telemetry::metrics()
-            .cluster_rebuild_duration
-            .observe(started.elapsed().as_secs_f64());
+        self.inner.telemetry.cluster_rebuild_duration.observe(started.elapsed().as_secs_f64());
         if let Ok(mut guard) = self.inner.cache.lock() {
             *guard = Some((generation, state.clone()));
         }
