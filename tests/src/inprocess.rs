@@ -6,7 +6,12 @@
 //! The client side is [`crate::server::Meshlens`]'s (`addr`, `get`, `get_with`, and
 //! [`crate::server::request`] for other methods): a test switches by changing the type it
 //! starts. What needs a process stays on `Meshlens`: the CLI, signals and drain, stdout and
-//! the log lines, the listener's own limits, environment overrides.
+//! the log lines, the listener's own limits, and the reading of environment overrides
+//! itself. A test that only wants a key set differently sets it on the typed configuration
+//! ([`InProcess::configured`]): an override is only another way to set a key.
+//!
+//! Each service has its own self-metrics registry (`AppState::telemetry`), so `/metrics`
+//! counts only that service's requests, however many run in the test binary.
 
 use std::{
     path::PathBuf,
@@ -31,16 +36,31 @@ pub struct InProcess {
 }
 
 impl InProcess {
-    /// [`crate::server::Meshlens::start`]'s arguments. `env` must be empty: environment
-    /// overrides are per process (use `Meshlens` for them). Relative paths in `cluster.snapshot`
-    /// and `plugins.dirs` are read from the workspace root, as the binary started there does.
+    /// [`crate::server::Meshlens::start`]'s arguments. `env` must be empty: the environment
+    /// is the process's (set the key with [`InProcess::configured`] instead). Relative paths
+    /// in `cluster.snapshot` and `plugins.dirs` are read from the workspace root, as the
+    /// binary started there does.
     pub fn start(
         config: &str,
         env: &[(&str, &str)],
         keep: Vec<tempfile::TempDir>,
     ) -> Result<InProcess, StartFailure> {
-        assert!(env.is_empty(), "environment overrides need a process of their own (Meshlens)");
-        InProcess::serve(config, None, keep)
+        assert!(
+            env.is_empty(),
+            "the environment is the process's: set the key with InProcess::configured"
+        );
+        InProcess::serve(config, |_| {}, None, keep)
+    }
+
+    /// Like [`InProcess::start`], with `adjust` applied to the parsed configuration before
+    /// the service is built (what a `MESHLENS_<SECTION>__<KEY>` variable does to the binary's),
+    /// and the result validated again.
+    pub fn configured(
+        config: &str,
+        adjust: impl FnOnce(&mut Config),
+        keep: Vec<tempfile::TempDir>,
+    ) -> Result<InProcess, StartFailure> {
+        InProcess::serve(config, adjust, None, keep)
     }
 
     /// Like [`InProcess::start`], with `backend` as the metrics backend in place of the
@@ -50,17 +70,20 @@ impl InProcess {
         backend: MetricsBackendBox,
         keep: Vec<tempfile::TempDir>,
     ) -> Result<InProcess, StartFailure> {
-        InProcess::serve(config, Some(Arc::new(backend)), keep)
+        InProcess::serve(config, |_| {}, Some(Arc::new(backend)), keep)
     }
 
     fn serve(
         config: &str,
+        adjust: impl FnOnce(&mut Config),
         backend: Option<Arc<MetricsBackendBox>>,
         keep: Vec<tempfile::TempDir>,
     ) -> Result<InProcess, StartFailure> {
         crate::server::ensure_built();
         let failed = |stderr: String| StartFailure { code: Some(2), stderr };
         let mut config = Config::from_toml(config).map_err(|e| failed(e.to_string()))?;
+        adjust(&mut config);
+        config.validate().map_err(|e| failed(e.to_string()))?;
         let root = workspace_root();
         for p in &mut config.cluster.snapshot {
             *p = root.join(&*p);

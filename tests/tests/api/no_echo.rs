@@ -1,13 +1,13 @@
 //! Error messages name the offending parameter but never reflect request text back.
 
-use integration_tests::server::Meshlens;
+use integration_tests::{inprocess::InProcess, server::Meshlens};
 
 const MARK: &str = "zqmarkqz";
 
 #[test]
 fn error_bodies_do_not_reflect_request_text() {
     let cfg = "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n";
-    let m = Meshlens::start(cfg, &[], vec![]).expect("meshlens starts");
+    let m = InProcess::start(cfg, &[], vec![]).expect("meshlens starts");
     let paths = [
         format!("/api/{MARK}"),
         format!("/api/namespaces/{MARK}/apps/{MARK}"),
@@ -160,7 +160,7 @@ fn configuration_errors_do_not_echo_values() {
 #[test]
 fn every_answer_has_nosniff_and_the_console_a_content_security_policy() {
     let cfg = "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n";
-    let m = Meshlens::start(cfg, &[], vec![]).expect("meshlens starts");
+    let m = InProcess::start(cfg, &[], vec![]).expect("meshlens starts");
     for (method, path, status) in [
         ("GET", "/api/status", 200),
         ("GET", "/api/namespaces", 200),

@@ -1,5 +1,6 @@
-//! `[limits]` end to end: the real binary on the demo mesh, real Prometheus (and the embedded
-//! store) behind it.
+//! `[limits]` end to end: the service on the demo mesh, real Prometheus (and the embedded
+//! store) behind it. Served in this process, except where a test reads the service's log
+//! lines (how long CPU work ran on after its request was gone), which are its process's.
 //!
 //! - Every cost limit answers 400 naming the parameter and the limit, and no query reaches
 //!   Prometheus (counted by Prometheus itself, `prometheus_http_requests_total`).
@@ -17,6 +18,7 @@ use std::{
 };
 
 use integration_tests::{
+    inprocess::InProcess,
     prometheus::{PromServer, fixture, http_get},
     server::{BUNDLED, Meshlens, plugin_dir},
 };
@@ -24,16 +26,8 @@ use integration_tests::{
 const ARGS: &[&str] = &["--end", "1700000000", "--minutes", "30"];
 const END: i64 = 1_700_000_000;
 
-fn start(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> Meshlens {
-    start_with(prom, extra_plugins, extra, &[])
-}
-
-fn start_with(
-    prom: &PromServer,
-    extra_plugins: &[&str],
-    extra: &str,
-    env: &[(&str, &str)],
-) -> Meshlens {
+/// The configuration over `prom` with the bundled plugins and `extra_plugins` (in `dir`).
+fn config(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> (String, tempfile::TempDir) {
     let mut packages: Vec<&str> = BUNDLED.to_vec();
     packages.extend_from_slice(extra_plugins);
     let dir = plugin_dir(&packages);
@@ -44,6 +38,24 @@ fn start_with(
         dir.path(),
         prom.url()
     );
+    (cfg, dir)
+}
+
+/// The service in this process.
+fn start(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> InProcess {
+    let (cfg, dir) = config(prom, extra_plugins, extra);
+    InProcess::start(&cfg, &[], vec![dir])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+}
+
+/// The binary, with `env`: for the tests that read its log lines.
+fn start_with(
+    prom: &PromServer,
+    extra_plugins: &[&str],
+    extra: &str,
+    env: &[(&str, &str)],
+) -> Meshlens {
+    let (cfg, dir) = config(prom, extra_plugins, extra);
     Meshlens::start(&cfg, env, vec![dir])
         .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
 }
@@ -160,7 +172,7 @@ fn answers_over_the_caps_fail_the_request_and_say_so() {
         dir.path(),
         f.openmetrics
     );
-    let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
+    let m = InProcess::start(&cfg, &[], vec![dir]).expect("meshlens starts");
     let r =
         m.get(&format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m"));
     assert_eq!(r.status, 500, "{}", r.text());

@@ -1,12 +1,15 @@
-//! Self-metrics, request logs and the backend answer cache, through the real binary, the
+//! Self-metrics, request logs and the backend answer cache, through the service, the
 //! bundled plugins and a real Prometheus (which both answers meshlens's queries and scrapes
-//! its `/metrics`).
+//! its `/metrics`). The service runs in this process (its self-metrics are its own), except
+//! where a test reads what the process writes: the log lines, and the address of the
+//! separate metrics port printed on stdout.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     time::{Duration, Instant},
 };
 
+use integration_tests::inprocess::InProcess;
 use integration_tests::prometheus::{Fixture, PromServer, fixture};
 use integration_tests::server::{
     BUNDLED, Meshlens, basic_auth, plugin_dir, viewers, workspace_root,
@@ -55,7 +58,7 @@ fn prometheus_scrapes_the_self_metrics_and_sees_a_graph_request() {
     let prom = PromServer::start(&f);
     let dir = plugin_dir(BUNDLED);
     let m =
-        Meshlens::start(&config(&prom, dir.path(), ""), &[], vec![dir]).expect("meshlens starts");
+        InProcess::start(&config(&prom, dir.path(), ""), &[], vec![dir]).expect("meshlens starts");
 
     let r = m.get("/metrics");
     assert_eq!(r.status, 200);
@@ -262,10 +265,10 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     let f = data();
     let prom = PromServer::start_logging_queries(&f);
     let dir = plugin_dir(BUNDLED);
-    let m = Meshlens::start(&config(&prom, dir.path(), "cache_ttl = \"10s\""), &[], vec![dir])
+    let m = InProcess::start(&config(&prom, dir.path(), "cache_ttl = \"10s\""), &[], vec![dir])
         .expect("meshlens starts");
 
-    let stamps: Vec<i64> = viewers(&m, GRAPH, 20, 10)
+    let stamps: Vec<i64> = viewers(&m.addr, GRAPH, 20, 10)
         .iter()
         .map(|r| {
             assert_eq!(r.status, 200, "{}", r.text());
