@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use integration_tests::inprocess::InProcess;
+use integration_tests::inprocess::{InProcess, demo_snapshot_service};
 use integration_tests::prometheus::{Fixture, PromServer, fixture};
 use integration_tests::server::{
     BUNDLED, Meshlens, basic_auth, plugin_dir, viewers, workspace_root,
@@ -111,6 +111,26 @@ fn prometheus_scrapes_the_self_metrics_and_sees_a_graph_request() {
         assert!(sample(&text, series).is_some_and(|v| v >= 1.0), "{series} not recorded:\n{text}");
     }
     assert!(sample(&text, "meshlens_graph_nodes_sum").is_some_and(|v| v > 0.0), "{text}");
+}
+
+/// Two services in one process (as the in-process tests run them) each count only their
+/// own requests: the self-metrics registry belongs to the service, not the process.
+#[test]
+fn two_services_in_one_process_count_only_their_own_requests() {
+    let (a, b) = (demo_snapshot_service(), demo_snapshot_service());
+    for _ in 0..3 {
+        assert_eq!(a.get("/api/namespaces").status, 200);
+    }
+    assert_eq!(b.get("/api/namespaces").status, 200);
+    let series = "meshlens_api_requests_total{operation=\"namespaceList\",status=\"200\"}";
+    let (ta, tb) = (a.get("/metrics").text(), b.get("/metrics").text());
+    assert_eq!(sample(&ta, series), Some(3.0), "{ta}");
+    assert_eq!(sample(&tb, series), Some(1.0), "{tb}");
+    // The same names and shape on both.
+    let names = |t: &str| -> BTreeSet<String> {
+        t.lines().filter(|l| l.starts_with("# TYPE")).map(str::to_string).collect()
+    };
+    assert_eq!(names(&ta), names(&tb));
 }
 
 #[test]
