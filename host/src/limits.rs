@@ -289,9 +289,28 @@ impl CpuPool {
         } else {
             threads
         };
+        // The pool's threads log where the thread that made the pool logs: the global
+        // subscriber in the binary; a test running services in its process gives each its own.
+        let creator = tracing::dispatcher::get_default(|d| d.clone());
+        let scoped = (!creator.is::<tracing::subscriber::NoSubscriber>()).then_some(creator);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("meshlens-cpu-{i}"))
+            .spawn_handler(move |thread| {
+                let mut b = std::thread::Builder::new();
+                if let Some(name) = thread.name() {
+                    b = b.name(name.to_string());
+                }
+                if let Some(size) = thread.stack_size() {
+                    b = b.stack_size(size);
+                }
+                let d = scoped.clone();
+                b.spawn(move || match d {
+                    Some(d) => tracing::dispatcher::with_default(&d, || thread.run()),
+                    None => thread.run(),
+                })?;
+                Ok(())
+            })
             .build()
             .map_err(|e| format!("cannot start the CPU pool: {e}"))?;
         Ok(CpuPool { pool, busy: Arc::new(AtomicUsize::new(0)), telemetry: Arc::default() })

@@ -5,17 +5,22 @@
 //!
 //! The client side is [`crate::server::Meshlens`]'s (`addr`, `get`, `get_with`, and
 //! [`crate::server::request`] for other methods): a test switches by changing the type it
-//! starts. What needs a process stays on `Meshlens`: the CLI, signals and drain, stdout and
-//! the log lines, the listener's own limits, and the reading of environment overrides
-//! itself. A test that only wants a key set differently sets it on the typed configuration
-//! ([`InProcess::configured`]): an override is only another way to set a key.
+//! starts. What needs a process stays on `Meshlens`: the CLI, signals and drain, stdout
+//! (the start-up lines) and the log's format, the listener's own limits, and the reading of
+//! environment overrides itself. A test that only wants a key set differently sets it on the
+//! typed configuration ([`InProcess::configured`]): an override is only another way to set
+//! a key.
 //!
 //! Each service has its own self-metrics registry (`AppState::telemetry`), so `/metrics`
-//! counts only that service's requests, however many run in the test binary.
+//! counts only that service's requests, and its own log lines ([`InProcess::logs`], at
+//! `info` as the binary the tests start): the service's threads (runtime, blocking pool, CPU
+//! pool) log to a subscriber of the service's, not the process's, however many run in the
+//! test binary.
 
 use std::{
+    io::Write,
     path::PathBuf,
-    sync::{Arc, mpsc},
+    sync::{Arc, Mutex, mpsc},
     thread::JoinHandle,
     time::Duration,
 };
@@ -30,6 +35,8 @@ pub struct InProcess {
     pub addr: String,
     /// The state the handlers see (the same one: tests may look into it).
     pub state: Arc<AppState>,
+    /// The service's log lines so far (text, as the binary writes them to stderr).
+    pub logs: Arc<Mutex<Vec<String>>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
     _keep: Vec<tempfile::TempDir>,
@@ -93,10 +100,20 @@ impl InProcess {
         }
         let (ready_tx, ready_rx) = mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let dispatch = log_dispatch(logs.clone());
         let thread = std::thread::spawn(move || {
+            // This thread builds the state (plugins log as they load) and makes the CPU pool,
+            // whose threads log where it does; the runtime's threads are told on start.
+            let _logging = tracing::dispatcher::set_default(&dispatch);
+            let on_start = dispatch.clone();
             let runtime = match tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
+                .on_thread_start(move || {
+                    // For the thread's whole life (it ends with the runtime).
+                    std::mem::forget(tracing::dispatcher::set_default(&on_start));
+                })
                 .build()
             {
                 Ok(r) => r,
@@ -139,6 +156,7 @@ impl InProcess {
             Ok(Ok((addr, state))) => Ok(InProcess {
                 addr,
                 state,
+                logs,
                 stop: Some(stop_tx),
                 thread: Some(thread),
                 _keep: keep,
@@ -159,6 +177,44 @@ impl InProcess {
     /// GET `path`.
     pub fn get(&self, path: &str) -> Response {
         self.get_with(path, &[])
+    }
+
+    /// Whether a log line seen so far contains `text`.
+    pub fn logged(&self, text: &str) -> bool {
+        self.logs.lock().map(|l| l.iter().any(|line| line.contains(text))).unwrap_or(false)
+    }
+}
+
+/// A text subscriber at `info` (what the tests' binary runs with, `RUST_LOG=info`) whose
+/// lines go to `lines`.
+fn log_dispatch(lines: Arc<Mutex<Vec<String>>>) -> tracing::Dispatch {
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
+        .with_ansi(false)
+        .with_writer(move || Lines(lines.clone(), Vec::new()))
+        .finish();
+    tracing::Dispatch::new(subscriber)
+}
+
+/// One event's text, kept as lines when the formatter is done with it.
+struct Lines(Arc<Mutex<Vec<String>>>, Vec<u8>);
+
+impl Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.1.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.1);
+        if let Ok(mut kept) = self.0.lock() {
+            kept.extend(text.lines().map(str::to_string));
+        }
     }
 }
 

@@ -1,6 +1,5 @@
-//! `[limits]` end to end: the service on the demo mesh, real Prometheus (and the embedded
-//! store) behind it. Served in this process, except where a test reads the service's log
-//! lines (how long CPU work ran on after its request was gone), which are its process's.
+//! `[limits]` end to end: the service (in this process) on the demo mesh, real Prometheus
+//! (and the embedded store) behind it.
 //!
 //! - Every cost limit answers 400 naming the parameter and the limit, and no query reaches
 //!   Prometheus (counted by Prometheus itself, `prometheus_http_requests_total`).
@@ -18,10 +17,11 @@ use std::{
 };
 
 use integration_tests::{
-    inprocess::InProcess,
+    inprocess::InProcess as Meshlens,
     prometheus::{PromServer, fixture, http_get},
-    server::{BUNDLED, Meshlens, plugin_dir},
+    server::{BUNDLED, plugin_dir},
 };
+use meshlens::config::Config;
 
 const ARGS: &[&str] = &["--end", "1700000000", "--minutes", "30"];
 const END: i64 = 1_700_000_000;
@@ -41,22 +41,19 @@ fn config(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> (String, te
     (cfg, dir)
 }
 
-/// The service in this process.
-fn start(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> InProcess {
-    let (cfg, dir) = config(prom, extra_plugins, extra);
-    InProcess::start(&cfg, &[], vec![dir])
-        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+fn start(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> Meshlens {
+    start_with(prom, extra_plugins, extra, |_| {})
 }
 
-/// The binary, with `env`: for the tests that read its log lines.
+/// Like [`start`], the configuration then changed by `adjust`.
 fn start_with(
     prom: &PromServer,
     extra_plugins: &[&str],
     extra: &str,
-    env: &[(&str, &str)],
+    adjust: impl FnOnce(&mut Config),
 ) -> Meshlens {
     let (cfg, dir) = config(prom, extra_plugins, extra);
-    Meshlens::start(&cfg, env, vec![dir])
+    Meshlens::configured(&cfg, adjust, vec![dir])
         .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
 }
 
@@ -172,7 +169,7 @@ fn answers_over_the_caps_fail_the_request_and_say_so() {
         dir.path(),
         f.openmetrics
     );
-    let m = InProcess::start(&cfg, &[], vec![dir]).expect("meshlens starts");
+    let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
     let r =
         m.get(&format!("/api/namespaces/graph?namespaces=bookinfo&queryTime={END}&duration=10m"));
     assert_eq!(r.status, 500, "{}", r.text());
@@ -293,12 +290,12 @@ fn wait_for_log(m: &Meshlens, text: &str) -> bool {
 /// One slot, one CPU thread; six appenders of one second each: a graph costs six seconds
 /// unless it is stopped. Each appender checks the request's cancellation flag while it
 /// spins. The next request may wait four seconds.
-fn slow_graph_server(prom: &PromServer, env: &[(&str, &str)]) -> Meshlens {
+fn slow_graph_server(prom: &PromServer, adjust: impl FnOnce(&mut Config)) -> Meshlens {
     start_with(
         prom,
         &["slow-appender"],
         "[limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n",
-        env,
+        adjust,
     )
 }
 
@@ -308,7 +305,7 @@ const SLOW_GRAPH: &str = "/api/namespaces/graph?namespaces=bookinfo&duration=10m
 fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     let f = fixture(ARGS);
     let prom = PromServer::start(&f);
-    let m = slow_graph_server(&prom, &[]);
+    let m = slow_graph_server(&prom, |_| {});
     // The client goes away mid-build (six seconds of appenders ahead).
     let mut conn = TcpStream::connect(&m.addr).expect("connect");
     write!(conn, "GET {SLOW_GRAPH} HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
@@ -333,7 +330,9 @@ fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
     // Half-way through the third appender: at a whole second, the deadline fell where one
     // appender ends and the next begins, and a late timer on a busy machine found the job
     // between the two (stopped, but no appender told).
-    let m = slow_graph_server(&prom, &[("MESHLENS_SERVER__REQUEST_TIMEOUT", "2500ms")]);
+    let m = slow_graph_server(&prom, |c| {
+        c.server.request_timeout = meshlens_params::HumanDuration(Duration::from_millis(2500))
+    });
     let r = m.get(SLOW_GRAPH);
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("timed out"), "{}", r.text());
