@@ -1,6 +1,6 @@
 //! Error messages name the offending parameter but never reflect request text back.
 
-use integration_tests::{inprocess::InProcess, server::Meshlens};
+use integration_tests::inprocess::InProcess;
 
 const MARK: &str = "zqmarkqz";
 
@@ -83,7 +83,7 @@ fn ready_and_status_show_no_backend_url_or_error_text_without_credentials() {
          [metrics.prometheus]\nurl = \"http://scraper:hunter2@127.0.0.1:{port}\"\n",
         plugins.path().display()
     );
-    let m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
+    let m = InProcess::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
     let leaks = |text: &str| {
         ["hunter2", "scraper", &format!(":{port}"), "error sending", "onnection refused"]
             .into_iter()
@@ -110,7 +110,8 @@ fn ready_and_status_show_no_backend_url_or_error_text_without_credentials() {
     assert!(full.contains("metrics backend has not answered"), "{full}");
     assert!(!full.contains("hunter2"), "credentials are never shown: {full}");
 
-    m.signal("TERM");
+    // What the first SIGTERM does (the signal itself: process::lifecycle).
+    m.state.lifecycle.begin_drain();
     assert!(wait_until(|| m.get("/ready").status == 503), "draining turns /ready to 503");
     let draining = m.get("/ready");
     assert_eq!(draining.json()["code"], 503);
