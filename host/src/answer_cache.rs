@@ -105,11 +105,17 @@ impl AnswerCache {
     }
 
     /// Keeps `answer` for one TTL from `now`; evicts expired, then oldest, entries to stay
-    /// within the byte bound. An answer larger than the whole bound is not kept.
-    pub fn insert(&self, key: String, answer: Arc<QueryResult>, now: Instant) {
+    /// within the byte bound. An answer larger than the whole bound is not kept. Returns the
+    /// entries and (estimated) bytes held now, for the owner's self-metrics (`None`: unchanged).
+    pub fn insert(
+        &self,
+        key: String,
+        answer: Arc<QueryResult>,
+        now: Instant,
+    ) -> Option<(usize, u64)> {
         let bytes = estimate_bytes(&key, &answer);
         if bytes > self.max_bytes {
-            return;
+            return None;
         }
         // What leaves the cache is freed on the dropper thread, after the lock is let go:
         // freeing a big answer (a hundred thousand strings) must hold up neither the other
@@ -139,13 +145,12 @@ impl AnswerCache {
         inner.order.push_back((key.clone(), expires, seq));
         inner.map.insert(key, Entry { answer, expires, bytes, seq });
         inner.bytes += bytes;
-        let m = meshlens_telemetry::metrics();
-        m.cache_entries.set(inner.map.len() as i64);
-        m.cache_bytes.set(inner.bytes as i64);
+        let held = (inner.map.len(), inner.bytes);
         drop(guard);
         if !evicted.is_empty() {
             crate::dropper::drop_later(evicted);
         }
+        Some(held)
     }
 }
 

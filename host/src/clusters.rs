@@ -2,7 +2,10 @@
 //! its own source, watch caches and sync state, so a remote that goes away cannot hold up the
 //! others.
 
+use std::sync::Arc;
+
 use meshlens_cluster::{Cluster, ClusterConfig};
+use meshlens_telemetry::Metrics;
 
 use crate::error::ApiError;
 
@@ -34,8 +37,13 @@ pub struct StartError {
 impl ClusterSet {
     /// Starts the home source and every remote's. A remote whose API server is down does not
     /// fail this (its source keeps retrying); a remote that cannot be configured does.
-    pub async fn start(cfg: &ClusterConfig) -> Result<ClusterSet, StartError> {
-        let home = Cluster::start(cfg.clone())
+    /// The home cluster records its syncs and rebuilds in `telemetry`; the remotes' are not
+    /// served (one unlabelled gauge cannot tell clusters apart).
+    pub async fn start(
+        cfg: &ClusterConfig,
+        telemetry: &Arc<Metrics>,
+    ) -> Result<ClusterSet, StartError> {
+        let home = Cluster::start_recording(cfg.clone(), telemetry.clone())
             .await
             .map_err(|reason| StartError { name: cfg.name.clone(), reason })?;
         let mut members = vec![Member { name: cfg.name.clone(), cluster: home, remote: false }];

@@ -15,7 +15,6 @@ use crate::{
     api::health::{DEFAULT_RATE_INTERVAL, ambient, entities, namespace_window},
     context::RequestContext,
     state::AppState,
-    telemetry,
 };
 
 /// Starts the refresh loop; one refresh at a time, a slow one delays the next.
@@ -57,7 +56,7 @@ pub async fn refresh(
     let cluster = state.cluster.state().await.map_err(|e| e.to_string())?;
     let wanted = &state.config.health.export_namespaces;
     let rules = state.config.health.rules();
-    let gauge = &telemetry::metrics().health_status;
+    let gauge = &state.telemetry.health_status;
     let now = state.metrics.default_time();
     let mut seen: HashSet<HealthLabels> = HashSet::new();
     let ambient = ambient(&cluster);

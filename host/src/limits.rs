@@ -12,6 +12,7 @@ use std::{
 
 use meshlens_dashboards::ParamLimits;
 use meshlens_params::HumanDuration;
+use meshlens_telemetry::Metrics;
 use meshlens_traffic::GraphLimits;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -131,6 +132,7 @@ pub struct Admission {
     queued: AtomicUsize,
     max_queued: usize,
     wait: Duration,
+    telemetry: Arc<Metrics>,
 }
 
 /// Undoes the queue count however the wait ends (admitted, timed out, or dropped).
@@ -149,7 +151,14 @@ impl Admission {
             queued: AtomicUsize::new(0),
             max_queued: limits.max_queued_requests,
             wait: limits.queue_wait.0,
+            telemetry: Arc::default(),
         }
+    }
+
+    /// Counts queued and refused requests in `telemetry` (the service's `/metrics`).
+    pub fn with_telemetry(mut self, telemetry: Arc<Metrics>) -> Self {
+        self.telemetry = telemetry;
+        self
     }
 
     /// A slot, at once or after a bounded wait; `Overloaded` when none comes.
@@ -157,7 +166,7 @@ impl Admission {
         if let Ok(permit) = self.slots.clone().try_acquire_owned() {
             return Ok(permit);
         }
-        let m = meshlens_telemetry::metrics();
+        let m = &self.telemetry;
         if self.queued.fetch_add(1, Ordering::SeqCst) >= self.max_queued {
             self.queued.fetch_sub(1, Ordering::SeqCst);
             m.admission_refused.inc();
@@ -270,6 +279,7 @@ impl Drop for CancelOnDrop {
 pub struct CpuPool {
     pool: rayon::ThreadPool,
     busy: Arc<AtomicUsize>,
+    telemetry: Arc<Metrics>,
 }
 
 impl CpuPool {
@@ -279,12 +289,37 @@ impl CpuPool {
         } else {
             threads
         };
+        // The pool's threads log where the thread that made the pool logs: the global
+        // subscriber in the binary; a test running services in its process gives each its own.
+        let creator = tracing::dispatcher::get_default(|d| d.clone());
+        let scoped = (!creator.is::<tracing::subscriber::NoSubscriber>()).then_some(creator);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("meshlens-cpu-{i}"))
+            .spawn_handler(move |thread| {
+                let mut b = std::thread::Builder::new();
+                if let Some(name) = thread.name() {
+                    b = b.name(name.to_string());
+                }
+                if let Some(size) = thread.stack_size() {
+                    b = b.stack_size(size);
+                }
+                let d = scoped.clone();
+                b.spawn(move || match d {
+                    Some(d) => tracing::dispatcher::with_default(&d, || thread.run()),
+                    None => thread.run(),
+                })?;
+                Ok(())
+            })
             .build()
             .map_err(|e| format!("cannot start the CPU pool: {e}"))?;
-        Ok(CpuPool { pool, busy: Arc::new(AtomicUsize::new(0)) })
+        Ok(CpuPool { pool, busy: Arc::new(AtomicUsize::new(0)), telemetry: Arc::default() })
+    }
+
+    /// Shows the busy count in `telemetry` (the service's `/metrics`).
+    pub fn with_telemetry(mut self, telemetry: Arc<Metrics>) -> Self {
+        self.telemetry = telemetry;
+        self
     }
 
     /// Jobs running now.
@@ -304,11 +339,12 @@ impl CpuPool {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let scope = scope.clone();
         let busy = self.busy.clone();
+        let telemetry = self.telemetry.clone();
         self.pool.spawn(move || {
             let _keep = keep;
             let result = match scope.check() {
                 Ok(()) => {
-                    let gauge = &meshlens_telemetry::metrics().cpu_pool_busy;
+                    let gauge = &telemetry.cpu_pool_busy;
                     busy.fetch_add(1, Ordering::SeqCst);
                     gauge.inc();
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&scope)))

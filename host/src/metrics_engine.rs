@@ -29,7 +29,7 @@ use plugin_api::{
 };
 use serde::{Deserialize, Serialize};
 
-use meshlens_telemetry as telemetry;
+use meshlens_telemetry::Metrics;
 
 use crate::{
     answer_cache::AnswerCache,
@@ -150,6 +150,8 @@ pub struct MetricsEngine {
     slots: Arc<tokio::sync::Semaphore>,
     /// Series accepted in one answer (`limits.max_answer_series`).
     max_series: usize,
+    /// The self-metrics the queries are counted in.
+    telemetry: Arc<Metrics>,
 }
 
 impl MetricsEngine {
@@ -171,7 +173,15 @@ impl MetricsEngine {
             cache: None,
             slots: Arc::new(tokio::sync::Semaphore::new(tokio::sync::Semaphore::MAX_PERMITS)),
             max_series: usize::MAX,
+            telemetry: Arc::default(),
         }
+    }
+
+    /// Counts the queries in `telemetry` (the service's `/metrics`); until then, in a
+    /// registry of the engine's own.
+    pub fn with_telemetry(mut self, telemetry: Arc<Metrics>) -> Self {
+        self.telemetry = telemetry;
+        self
     }
 
     /// Reuses answers of identical past-time queries for `ttl` (zero: never), within `max_bytes`.
@@ -254,7 +264,7 @@ impl MetricsEngine {
         // when identical queries coalesce).
         let deadline = Some(rc.scope().deadline);
         let key = q.cache_key();
-        let m = telemetry::metrics();
+        let m = &self.telemetry;
         let cache =
             self.cache.as_ref().filter(|_| AnswerCache::accepts(&q, meshlens_params::now()));
         if let Some(c) = cache {
@@ -278,7 +288,12 @@ impl MetricsEngine {
                 {
                     // Into the cache before out of the in-flight map: no gap in which an
                     // identical query would be sent again.
-                    c.insert(key.clone(), answer.clone(), std::time::Instant::now());
+                    if let Some((entries, bytes)) =
+                        c.insert(key.clone(), answer.clone(), std::time::Instant::now())
+                    {
+                        this.telemetry.cache_entries.set(entries as i64);
+                        this.telemetry.cache_bytes.set(bytes as i64);
+                    }
                 }
                 this.inflight.finish(&key, &sending);
                 r
@@ -335,7 +350,7 @@ impl MetricsEngine {
         // queries have left (and their flags are set): one freed slot must not let a
         // sibling through.
         let Some(permit) = permit.filter(|_| self.inflight.wanted(key, sending)) else {
-            telemetry::metrics().backend_query(&self.backend_name, "cancelled");
+            self.telemetry.backend_query(&self.backend_name, "cancelled");
             tracing::debug!(backend = %self.backend_name, "query cancelled before it was sent");
             return Err(MetricsError::Cancelled);
         };
@@ -366,16 +381,16 @@ impl MetricsEngine {
                 plugin_api::ErrorKind::Unavailable => MetricsError::Unavailable(e.message.into()),
                 plugin_api::ErrorKind::Timeout => MetricsError::Timeout(self.timeout),
                 plugin_api::ErrorKind::Panic => {
-                    telemetry::metrics().plugin_failure(&self.backend_name, true);
+                    self.telemetry.plugin_failure(&self.backend_name, true);
                     MetricsError::Internal(e.message.into())
                 }
                 _ => {
-                    telemetry::metrics().plugin_failure(&self.backend_name, false);
+                    self.telemetry.plugin_failure(&self.backend_name, false);
                     MetricsError::Internal(e.message.into())
                 }
             }),
         };
-        let m = telemetry::metrics();
+        let m = &self.telemetry;
         m.backend_query_duration
             .get_or_create(&meshlens_telemetry::BackendOnly { backend: self.backend_name.clone() })
             .observe(started.elapsed().as_secs_f64());

@@ -195,7 +195,7 @@ impl Router {
     ) -> warp::http::Response<Vec<u8>> {
         let started = Instant::now();
         let rc = RequestContext::new(&headers, state.config.server.request_timeout.0);
-        let _in_flight = telemetry::InFlight::enter();
+        let _in_flight = telemetry::InFlight::enter(&state.telemetry);
         // A script (the console) asks for no Basic challenge: browsers would pop up their own login.
         let scripted = headers.contains_key("x-requested-with");
         let mut response = if let Some(resp) =
@@ -228,7 +228,8 @@ impl Router {
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         }
         common_headers(response.headers_mut());
-        telemetry::finish(&rc, method.as_str(), path, response.status(), started.elapsed());
+        let took = started.elapsed();
+        telemetry::finish(&state.telemetry, &rc, method.as_str(), path, response.status(), took);
         response
     }
 

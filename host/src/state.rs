@@ -3,6 +3,7 @@
 use std::{path::PathBuf, sync::Arc, time::Instant};
 
 use abi_stable::std_types::{RResult, RStr};
+use meshlens_telemetry::Metrics;
 use plugin_api::MetricsBackendBox;
 use warp::http::{HeaderValue, Response, header};
 
@@ -42,6 +43,8 @@ pub struct AppState {
     pub runtimes: meshlens_dashboards::RuntimeCache,
     /// Finished graphs, re-scoped without rebuilding (the answer cache's TTL).
     pub graph_cache: crate::service::graph_cache::GraphCache,
+    /// The self-metrics served at `/metrics`, per instance for the same reason.
+    pub telemetry: Arc<Metrics>,
 }
 
 /// Why the service cannot start.
@@ -74,6 +77,7 @@ impl AppState {
         backend: Option<Arc<MetricsBackendBox>>,
     ) -> Result<AppState, StartupError> {
         let started = Instant::now();
+        let telemetry = Arc::new(Metrics::new());
         let mut warnings: Vec<String> = registry
             .refused
             .iter()
@@ -121,12 +125,15 @@ impl AppState {
         let metrics = Arc::new(
             MetricsEngine::new(backend, &backend_name, missing, config.metrics.timeout.0)
                 .with_cache(config.metrics.cache_ttl.0, config.metrics.cache_max_bytes)
-                .with_limits(config.limits.max_backend_queries, config.limits.max_answer_series),
+                .with_limits(config.limits.max_backend_queries, config.limits.max_answer_series)
+                .with_telemetry(telemetry.clone()),
         );
-        let admission = Admission::new(&config.limits);
-        let cpu = CpuPool::new(config.limits.cpu_threads).map_err(StartupError::Other)?;
+        let admission = Admission::new(&config.limits).with_telemetry(telemetry.clone());
+        let cpu = CpuPool::new(config.limits.cpu_threads)
+            .map_err(StartupError::Other)?
+            .with_telemetry(telemetry.clone());
 
-        let clusters = ClusterSet::start(&config.cluster)
+        let clusters = ClusterSet::start(&config.cluster, &telemetry)
             .await
             .map_err(|e| StartupError::Other(e.to_string()))?;
         for m in clusters.members() {
@@ -159,6 +166,7 @@ impl AppState {
             cpu,
             runtimes: meshlens_dashboards::RuntimeCache::new(crate::api::dashboards::RUNTIME_TTL),
             graph_cache,
+            telemetry,
         })
     }
 }
@@ -179,7 +187,7 @@ impl AppState {
                     tracing::debug!(error = %e, "metrics backend status probe failed");
                 }
                 state.lifecycle.record(outcome);
-                meshlens_telemetry::metrics().backend_up.set(i64::from(state.backend_up()));
+                state.telemetry.backend_up.set(i64::from(state.backend_up()));
             }
         });
     }
@@ -201,13 +209,13 @@ impl AppState {
 
     /// The `/metrics` answer: the registry, with the cluster gauges read now.
     pub fn metrics_response(&self) -> Response<Vec<u8>> {
-        let m = meshlens_telemetry::metrics();
+        let m = &self.telemetry;
         for (kind, count) in self.cluster.object_counts() {
             m.cluster_object_count(kind, count);
         }
         // Read now: a hung backend never finishes the probe that would set it.
         m.backend_up.set(i64::from(self.backend_up()));
-        let mut resp = Response::new(meshlens_telemetry::encode().into_bytes());
+        let mut resp = Response::new(m.encode().into_bytes());
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static(meshlens_telemetry::CONTENT_TYPE),

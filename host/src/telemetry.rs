@@ -4,14 +4,14 @@
 //! The registry itself lives in the `meshlens-telemetry` crate so that every crate can
 //! record into it; this module is the host's side: what belongs to one request.
 
-use std::{io::IsTerminal, time::Duration};
+use std::{io::IsTerminal, sync::Arc, time::Duration};
+
+pub use meshlens_telemetry::Metrics;
 
 use serde::{Deserialize, Serialize};
 use warp::http::StatusCode;
 
 use crate::context::RequestContext;
-
-pub use meshlens_telemetry::metrics;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -48,25 +48,31 @@ impl Default for LogConfig {
 }
 
 /// Keeps `meshlens_api_requests_in_flight` up while alive.
-pub struct InFlight(());
+pub struct InFlight(Arc<Metrics>);
 
 impl InFlight {
-    pub fn enter() -> InFlight {
-        metrics().api_requests_in_flight.inc();
-        InFlight(())
+    pub fn enter(m: &Arc<Metrics>) -> InFlight {
+        m.api_requests_in_flight.inc();
+        InFlight(m.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        metrics().api_requests_in_flight.dec();
+        self.0.api_requests_in_flight.dec();
     }
 }
 
-/// Records the request in the metrics and writes its log line.
-pub fn finish(rc: &RequestContext, method: &str, path: &str, status: StatusCode, took: Duration) {
+/// Records the request in the metrics `m` and writes its log line.
+pub fn finish(
+    m: &Metrics,
+    rc: &RequestContext,
+    method: &str,
+    path: &str,
+    status: StatusCode,
+    took: Duration,
+) {
     let operation = rc.operation().unwrap_or("unmatched");
-    let m = metrics();
     let status = status.as_u16();
     m.api_requests.get_or_create(&meshlens_telemetry::RequestLabels { operation, status }).inc();
     m.api_request_duration

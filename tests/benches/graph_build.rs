@@ -182,14 +182,15 @@ fn main() {
     // Like the service's CPU pool: one thread per core; big graphs' helpers are its threads.
     let pool = rayon::ThreadPoolBuilder::new().build().expect("CPU pool");
     let scope = Scope::new(Duration::from_secs(3600));
+    let telemetry = meshlens::telemetry::Metrics::new();
     pool.install(|| {
         for _ in 0..RUNS {
             // The appenders' inputs are ready-made here (the service copies them from the
             // answers beside the build): handed over, not copied, inside the timing.
             let inputs = data.clone();
             let t0 = Instant::now();
-            let (answer, g) =
-                render(&job, move || inputs, &|_| true, &scope, &phase).expect("rendered");
+            let (answer, g) = render(&job, move || inputs, &|_| true, &scope, &phase, &telemetry)
+                .expect("rendered");
             let GraphAnswer::Json(json) = answer else { panic!("asked for JSON") };
             full.push(t0.elapsed());
             size = json.len();

@@ -45,7 +45,7 @@ fn run(ttl: &str) {
         before = mesh_queries(&prom);
     }
     let started = Instant::now();
-    let answers = viewers(&m, GRAPH, VIEWERS, SECONDS);
+    let answers = viewers(&m.addr, GRAPH, VIEWERS, SECONDS);
     let wall = started.elapsed();
     std::thread::sleep(Duration::from_secs(2));
     let sent = mesh_queries(&prom) - before;

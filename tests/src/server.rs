@@ -451,10 +451,10 @@ pub fn basic_auth(user: &str, password: &str) -> String {
     )
 }
 
-/// `clients` threads that each GET `path` once a second for `seconds` seconds (a console
-/// left open on one page), their starts spread evenly over the first second as independent
-/// viewers' would be; every response.
-pub fn viewers(m: &Meshlens, path: &str, clients: usize, seconds: u64) -> Vec<Response> {
+/// `clients` threads that each GET `path` from the service at `addr` once a second for
+/// `seconds` seconds (a console left open on one page), their starts spread evenly over the
+/// first second as independent viewers' would be; every response.
+pub fn viewers(addr: &str, path: &str, clients: usize, seconds: u64) -> Vec<Response> {
     let begin = Instant::now();
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..clients)
@@ -465,7 +465,7 @@ pub fn viewers(m: &Meshlens, path: &str, clients: usize, seconds: u64) -> Vec<Re
                     std::thread::sleep(start.saturating_duration_since(Instant::now()));
                     let mut answers = Vec::new();
                     for i in 0..seconds {
-                        answers.push(m.get(path));
+                        answers.push(request(addr, "GET", path, &[]));
                         let next = start + Duration::from_secs(i + 1);
                         std::thread::sleep(next.saturating_duration_since(Instant::now()));
                     }

@@ -25,6 +25,7 @@ use kube::{
     },
     runtime::reflector::Store,
 };
+use meshlens_telemetry::Metrics;
 use tokio::sync::watch;
 
 use crate::{
@@ -202,7 +203,10 @@ async fn discover(client: &Client) -> Result<Vec<(MeshKind, ApiResource)>, kube:
 
 impl KubeSource {
     /// Connects (config only, no I/O) and starts discovery and the reflectors in the background.
-    pub(crate) async fn start(cfg: &ClusterConfig) -> Result<KubeSource, ClusterError> {
+    pub(crate) async fn start(
+        cfg: &ClusterConfig,
+        telemetry: Arc<Metrics>,
+    ) -> Result<KubeSource, ClusterError> {
         let (client, server) = client(cfg).await?;
         let live = Liveness::new(server);
         let stores: Arc<OnceLock<Stores>> = Arc::new(OnceLock::new());
@@ -217,6 +221,7 @@ impl KubeSource {
             generation: generation.clone(),
             forbidden: forbidden.clone(),
             live: live.clone(),
+            telemetry,
         };
         let (own_client, live2) = (client.clone(), live.clone());
         let probe = tokio::spawn(live.clone().run(client.clone(), version.clone()));

@@ -30,6 +30,8 @@ mod watches;
 
 use std::sync::{Arc, Mutex};
 
+use meshlens_telemetry::Metrics;
+
 pub use config::{ClusterConfig, RemoteCluster, Settings, SourceKind};
 pub use mesh::{MeshKind, MeshObject, MeshSpec};
 pub use meshlens_params::HumanDuration;
@@ -78,9 +80,9 @@ enum Source {
 }
 
 /// Records a completed list of the caches (or a snapshot load) in the self-metrics.
-pub(crate) fn record_sync() {
+pub(crate) fn record_sync(m: &Metrics) {
     let now = meshlens_params::now() as f64;
-    meshlens_telemetry::metrics().cluster_last_sync.set(now);
+    m.cluster_last_sync.set(now);
 }
 
 struct Inner {
@@ -90,6 +92,8 @@ struct Inner {
     /// The last model built from the kube caches, with the generation it was built at.
     cache: Mutex<Option<(u64, Arc<ClusterState>)>>,
     build_lock: tokio::sync::Mutex<()>,
+    /// The self-metrics of the service this cluster belongs to.
+    telemetry: Arc<Metrics>,
 }
 
 /// The cluster model service; cheap to clone.
@@ -110,6 +114,15 @@ impl Cluster {
     /// (must be called inside a tokio runtime). Nothing here contacts the API server, so a
     /// source whose server is down starts at once, retries, and syncs when it appears.
     pub async fn start(cfg: ClusterConfig) -> Result<Cluster, ClusterError> {
+        Cluster::start_recording(cfg, Arc::default()).await
+    }
+
+    /// Like [`Cluster::start`], recording syncs, watch restarts and rebuild times in
+    /// `telemetry` (the self-metrics of the service that serves it).
+    pub async fn start_recording(
+        cfg: ClusterConfig,
+        telemetry: Arc<Metrics>,
+    ) -> Result<Cluster, ClusterError> {
         let settings = Arc::new(Settings::from_config(&cfg)?);
         let (source, warnings) = match cfg.source {
             SourceKind::Snapshot => {
@@ -119,7 +132,7 @@ impl Cluster {
                     ));
                 }
                 let (raw, warnings) = snapshot::load(&cfg.snapshot)?;
-                record_sync();
+                record_sync(&telemetry);
                 (
                     Source::Snapshot(
                         Arc::new(ClusterState::build(&raw, settings.clone())),
@@ -128,9 +141,10 @@ impl Cluster {
                     warnings,
                 )
             }
-            SourceKind::Kube => {
-                (Source::Kube(kube_source::KubeSource::start(&cfg).await?), Vec::new())
-            }
+            SourceKind::Kube => (
+                Source::Kube(kube_source::KubeSource::start(&cfg, telemetry.clone()).await?),
+                Vec::new(),
+            ),
         };
         Ok(Cluster {
             inner: Arc::new(Inner {
@@ -139,6 +153,7 @@ impl Cluster {
                 warnings,
                 cache: Mutex::new(None),
                 build_lock: Default::default(),
+                telemetry,
             }),
         })
     }
@@ -154,6 +169,7 @@ impl Cluster {
                 warnings: Vec::new(),
                 cache: Mutex::new(None),
                 build_lock: Default::default(),
+                telemetry: Arc::default(),
             }),
         })
     }
@@ -197,9 +213,7 @@ impl Cluster {
                 .map_err(|e| {
                     ClusterError::Kube(format!("building the cluster model failed: {e}"))
                 })?;
-        meshlens_telemetry::metrics()
-            .cluster_rebuild_duration
-            .observe(started.elapsed().as_secs_f64());
+        self.inner.telemetry.cluster_rebuild_duration.observe(started.elapsed().as_secs_f64());
         if let Ok(mut guard) = self.inner.cache.lock() {
             *guard = Some((generation, state.clone()));
         }

@@ -2,6 +2,7 @@
 //! restarted with a fresh list when the API server returns from an outage, and 403s turned
 //! into "absent" rather than errors.
 
+use meshlens_telemetry::Metrics;
 use std::{
     collections::BTreeSet,
     fmt::Debug,
@@ -89,11 +90,16 @@ fn is_forbidden(e: &watcher::Error) -> bool {
 }
 
 /// Self-metrics of one watch event: a completed list is a sync, an error a restart.
-fn observe<K>(what: &str, ev: &Result<watcher::Event<K>, watcher::Error>, live: &Liveness) {
+fn observe<K>(
+    m: &Metrics,
+    what: &str,
+    ev: &Result<watcher::Event<K>, watcher::Error>,
+    live: &Liveness,
+) {
     match ev {
-        Ok(watcher::Event::InitDone) => crate::record_sync(),
+        Ok(watcher::Event::InitDone) => crate::record_sync(m),
         Err(e) => {
-            meshlens_telemetry::metrics().cluster_watch_restart(what);
+            m.cluster_watch_restart(what);
             // A 403 is logged once, when the kind turns forbidden (`Forbidden::set`); while
             // the server is lost, the probe has said so once instead of every retry of every kind.
             if is_forbidden(e) {
@@ -125,6 +131,7 @@ where
     let store = writer.as_reader();
     let (generation, forbidden) = (shared.generation.clone(), shared.forbidden.clone());
     let live = shared.live.clone();
+    let telemetry = shared.telemetry.clone();
     let mut restart = live.register(&what);
     tasks.push(tokio::spawn(async move {
         loop {
@@ -149,7 +156,7 @@ where
                 if let Ok(e) = &ev {
                     writer.apply_watcher_event(e);
                 }
-                observe(&what, &ev, &live);
+                observe(&telemetry, &what, &ev, &live);
                 // Only what changes the model's input bumps the generation: an outage's
                 // retries must not make every request rebuild the model.
                 let changed = match &ev {
@@ -196,6 +203,8 @@ pub(crate) struct Shared {
     pub(crate) generation: Arc<AtomicU64>,
     pub(crate) forbidden: Arc<Forbidden>,
     pub(crate) live: Arc<Liveness>,
+    /// The self-metrics of the service this cluster belongs to.
+    pub(crate) telemetry: Arc<Metrics>,
 }
 
 /// The kind's name as `/status` shows it (`CronJob`; `Pod` for the pod records).

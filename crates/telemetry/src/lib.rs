@@ -1,16 +1,14 @@
 //! The self-metrics of meshlens, served at `GET /metrics`.
 //!
-//! One process-wide registry ([`metrics()`]) so that the router, the metrics engine, the
-//! graph handler and the cluster crate record into the same place without threading a
-//! handle through every call. Names follow Prometheus conventions: base units, `_seconds`,
-//! `_total` on counters (added by the encoder), `_info` on the build info.
+//! One registry per service instance ([`Metrics::new`], shared as an `Arc`): the router,
+//! the metrics engine, the graph service and the cluster crate are each handed the
+//! instance's handle, so that two instances in one process (the in-process API tests) do
+//! not count each other's requests. Names follow Prometheus conventions: base units,
+//! `_seconds`, `_total` on counters (added by the encoder), `_info` on the build info.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use std::{
-    sync::{LazyLock, atomic::AtomicU64},
-    time::Duration,
-};
+use std::{sync::atomic::AtomicU64, time::Duration};
 
 use prometheus_client::{
     encoding::EncodeLabelSet,
@@ -105,7 +103,7 @@ struct BuildLabels {
 /// A gauge holding seconds (or any float).
 pub type FloatGauge = Gauge<f64, AtomicU64>;
 
-/// Every self-metric. Fields are public: record with `metrics().field.get_or_create(..).inc()`.
+/// Every self-metric. Fields are public: record with `m.field.get_or_create(..).inc()`.
 pub struct Metrics {
     registry: Registry,
     /// `meshlens_api_requests_total{operation,status}`.
@@ -170,8 +168,15 @@ fn size_histogram() -> Histogram {
     Histogram::new(exponential_buckets(1.0, 4.0, 10))
 }
 
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
 impl Metrics {
-    fn new() -> Metrics {
+    /// A registry of its own, every metric at zero.
+    pub fn new() -> Metrics {
         let mut r = Registry::with_prefix("meshlens");
         let m = Metrics {
             api_requests: Family::default(),
@@ -361,19 +366,14 @@ impl Metrics {
     }
 }
 
-static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
-
-/// The process-wide metrics.
-pub fn metrics() -> &'static Metrics {
-    &METRICS
-}
-
-/// The whole registry in the OpenMetrics text format.
-pub fn encode() -> String {
-    let mut out = String::new();
-    // Writing into a String cannot fail.
-    let _ = prometheus_client::encoding::text::encode(&mut out, &metrics().registry);
-    out
+impl Metrics {
+    /// The whole registry in the OpenMetrics text format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
 }
 
 #[cfg(test)]
@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn names_follow_the_conventions_and_record() {
-        let m = metrics();
+        let m = Metrics::new();
         m.api_requests
             .get_or_create(&RequestLabels { operation: "graphNamespaces", status: 200 })
             .inc();
@@ -391,7 +391,7 @@ mod tests {
             .observe(0.02);
         m.backend_query("prometheus", "cached");
         m.graph_phase("appender", "deadNode", Duration::from_millis(3));
-        let text = encode();
+        let text = m.encode();
         for line in [
             "meshlens_api_requests_total{operation=\"graphNamespaces\",status=\"200\"} 1",
             "meshlens_api_request_duration_seconds_count{operation=\"graphNamespaces\"} 1",
@@ -404,5 +404,16 @@ mod tests {
         }
         assert!(text.contains(&format!("plugin_api=\"{}\"", plugin_api::API_VERSION)), "{text}");
         assert!(text.trim_end().ends_with("# EOF"));
+    }
+
+    #[test]
+    fn two_registries_count_apart_and_encode_alike() {
+        let (a, b) = (Metrics::new(), Metrics::new());
+        a.admission_refused.inc();
+        assert!(a.encode().contains("meshlens_admission_refused_total 1\n"));
+        assert!(b.encode().contains("meshlens_admission_refused_total 0\n"));
+        // Same names and shape: only the one value differs.
+        let zeroed = a.encode().replace("refused_total 1\n", "refused_total 0\n");
+        assert_eq!(zeroed, b.encode());
     }
 }

@@ -14,6 +14,7 @@ use std::{
 use abi_stable::std_types::{RResult, RVec};
 use meshlens_cluster::ClusterState;
 use meshlens_query_batch::{Answers, Handle, QueryBatch, owned};
+use meshlens_telemetry::Metrics;
 use meshlens_traffic::{
     AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphScope, GraphSettings,
     GraphTarget, PlannedQuery, appender_run_order, build_graph_until, finish, names_only,
@@ -82,7 +83,7 @@ pub async fn graph(
     // Fetch: every query of the request, sent together.
     let fetch_started = Instant::now();
     let mut answers = st.metrics.fetch(rc, planned.batch).await?;
-    meshlens_telemetry::metrics().graph_phase("fetch", "", fetch_started.elapsed());
+    st.telemetry.graph_phase("fetch", "", fetch_started.elapsed());
     let traffic = answers.take(planned.traffic);
     let hidden = hidden_namespaces(access, &traffic).await?;
     let job = Job {
@@ -99,14 +100,16 @@ pub async fn graph(
         && let Some(g) = st.graph_cache.get(key, &cluster)
     {
         // The same graph, finished before: only its scope and output are this request's.
-        return st.cpu.run(rc.scope(), slot, move |scope| from_cache(job, &g, scope)).await;
+        let m = st.telemetry.clone();
+        return st.cpu.run(rc.scope(), slot, move |scope| from_cache(job, &g, scope, &m)).await;
     }
     let inputs = planned.inputs;
     let state = st.clone();
     st.cpu
         .run(rc.scope(), slot, move |scope| {
             let model = cluster.clone();
-            let (answer, graph) = on_pool(job, answers, inputs, cluster, scope)?;
+            let m = state.telemetry.clone();
+            let (answer, graph) = on_pool(job, answers, inputs, cluster, scope, &m)?;
             if let Some(key) = key {
                 state.graph_cache.put(key, model, Arc::new(graph));
             }
@@ -138,8 +141,8 @@ fn from_cache(
     job: Job<Arc<QueryResult>>,
     g: &Graph,
     scope: &Scope,
+    m: &Metrics,
 ) -> Result<GraphAnswer, ApiError> {
-    let m = meshlens_telemetry::metrics();
     let job = DropLater::new(job);
     let t = Instant::now();
     let stop = || scope.is_done();
@@ -207,7 +210,8 @@ async fn plan(
     let traffic = batch.add(plan.iter().map(|p| p.query.clone()));
     let mut inputs = Vec::with_capacity(appenders.len());
     for (name, a) in &appenders {
-        let declared = a.inputs(&req).into_result().map_err(|e| plugin_error(name, e))?;
+        let declared =
+            a.inputs(&req).into_result().map_err(|e| plugin_error(&st.telemetry, name, e))?;
         inputs.push((batch.add(declared.queries), declared.cluster));
     }
     Ok(Planned { opts, plan, req, batch, traffic, appenders, inputs })
@@ -248,8 +252,8 @@ fn on_pool(
     inputs: Vec<(Handle, RVec<ClusterKind>)>,
     cluster: Arc<ClusterState>,
     scope: &Scope,
+    m: &Metrics,
 ) -> Result<(GraphAnswer, DropLater<Graph>), ApiError> {
-    let m = meshlens_telemetry::metrics();
     let job = DropLater::new(job);
     let mut answers = DropLater::new(answers);
     let namespaces = &job.opts.namespaces;
@@ -280,7 +284,7 @@ fn on_pool(
     };
     let exists = |ns: &str| cluster.namespace(ns).is_some();
     let phase = |p: &'static str, name: &str, took: Duration| m.graph_phase(p, name, took);
-    let (answer, graph) = render(&job, prepare, &exists, scope, &phase)?;
+    let (answer, graph) = render(&job, prepare, &exists, scope, &phase, m)?;
     m.graph_nodes.observe(graph.nodes.len() as f64);
     m.graph_edges.observe(graph.edges.len() as f64);
     Ok((answer, graph))
@@ -289,14 +293,15 @@ fn on_pool(
 /// Build → appenders → markers → names-only → output → scope → JSON or DOT, with the
 /// graph as built (before the scope) for whoever wants to look at it. `prepare` makes the
 /// appenders' inputs beside the build (preparing is mostly copying answers, building
-/// mostly hashing); `exists` says which namespaces the cluster has. Every step first checks
-/// that the request is still wanted.
+/// mostly hashing); `exists` says which namespaces the cluster has; an appender's failure
+/// is counted in `telemetry`. Every step first checks that the request is still wanted.
 pub fn render<R: Borrow<QueryResult> + Sync>(
     job: &Job<R>,
     prepare: impl FnOnce() -> Vec<AppenderData> + Send,
     exists: &(dyn Fn(&str) -> bool + Sync),
     scope: &Scope,
     phase: PhaseSink<'_>,
+    telemetry: &Metrics,
 ) -> Result<(GraphAnswer, DropLater<Graph>), ApiError> {
     let opts = &job.opts;
     // Asked every 1,024 series, nodes or edges: a long build or output stops soon after
@@ -325,7 +330,7 @@ pub fn render<R: Borrow<QueryResult> + Sync>(
         if let RResult::RErr(e) = applied {
             // Stopped because the request is gone: not the appender's failure.
             scope.check()?;
-            return Err(plugin_error(name, e));
+            return Err(plugin_error(telemetry, name, e));
         }
     }
     scope.check()?;
@@ -415,8 +420,8 @@ async fn hidden_namespaces(
 }
 
 /// An appender's failure, named, and counted.
-fn plugin_error(appender: &str, e: plugin_api::PluginError) -> ApiError {
-    meshlens_telemetry::metrics().plugin_failure(appender, e.kind == plugin_api::ErrorKind::Panic);
+fn plugin_error(m: &Metrics, appender: &str, e: plugin_api::PluginError) -> ApiError {
+    m.plugin_failure(appender, e.kind == plugin_api::ErrorKind::Panic);
     let mut err = ApiError::from(e);
     match &mut err {
         ApiError::BadRequest(m) | ApiError::Internal(m) | ApiError::Unavailable(m) => {

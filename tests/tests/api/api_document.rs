@@ -6,16 +6,23 @@
 //! real answer.
 
 use integration_tests::api_schema::{operation_path, violations};
-use integration_tests::server::{BUNDLED, Meshlens, plugin_dir, workspace_root};
+use integration_tests::inprocess::InProcess;
+use integration_tests::server::{BUNDLED, plugin_dir, workspace_root};
 use serde_json::{Value, json};
 
-fn demo() -> Meshlens {
+/// The demo's configuration with this build's plugins, served in this process (the
+/// document served is the one compiled into the service, as in the binary).
+fn demo() -> InProcess {
     let plugins = plugin_dir(BUNDLED);
     let config =
         std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
-    let config = config.replace("port = 20001", "port = 0");
-    let dirs = format!("[\"{}\"]", plugins.path().display());
-    Meshlens::start(&config, &[("MESHLENS_PLUGINS__DIRS", dirs.as_str())], vec![plugins])
+    // The binary runs from the workspace root; this process does not (relative paths).
+    let topology = workspace_root().join("config/demo/topology.toml");
+    let config = config
+        .replace("port = 20001", "port = 0")
+        .replace("\"config/demo/topology.toml\"", &format!("{:?}", topology.display().to_string()));
+    let dirs = vec![plugins.path().display().to_string()];
+    InProcess::configured(&config, move |c| c.plugins.dirs = dirs, vec![plugins])
         .expect("the demo starts")
 }
 

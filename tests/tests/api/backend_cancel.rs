@@ -1,5 +1,5 @@
 //! Backend calls nobody waits for stop (plugin-api 0.1.2's `query_cancellable`), end to end:
-//! the real binary with the `spin-backend` test plugin, whose `spin` backend keeps a core
+//! the service (in this process) with the `spin-backend` test plugin, whose `spin` backend keeps a core
 //! busy on every query until the host cancels it or its deadline (30 s here) passes.
 //!
 //! - A client that goes away while its graph waits for a backend query: the plugin sees the
@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use integration_tests::server::{Meshlens, plugin_dir};
+use integration_tests::{inprocess::InProcess as Meshlens, server::plugin_dir};
 
 /// Past, so that every request asks the same queries (and the answer cache may keep them).
 const GRAPH: &str =

@@ -3,6 +3,9 @@
 //! (RSS read from /proc while 40 run), clients behind trusted proxies, an Argon2
 //! `password_hash` and its memory bound, session tokens with `iss`/`aud`/strategy, key
 //! rotation with several `signing_key`s, and `Cache-Control: no-store` on `/token`.
+//!
+//! Served in this process, except where the test measures the service's own memory (RSS of
+//! its process).
 
 use std::{
     sync::{
@@ -15,20 +18,31 @@ use std::{
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use integration_tests::{
     from_address::{get_from, peak_rss_kib, rss_kib},
-    server::{Meshlens, Response, basic_auth},
+    inprocess::InProcess as Meshlens,
+    server::{self, Response, basic_auth},
 };
 use serde_json::Value;
 
 const KEY_A: &str = "key-a-0123456789abcdef0123456789abcdef";
 const KEY_B: &str = "key-b-0123456789abcdef0123456789abcdef";
 
-fn start(auth: &str) -> Meshlens {
-    let plugins = tempfile::tempdir().unwrap();
-    let cfg = format!(
+fn config(auth: &str, plugins: &tempfile::TempDir) -> String {
+    format!(
         "[server]\nport = 0\n[auth]\n{auth}\n[plugins]\ndirs = [{:?}]\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n",
         plugins.path()
-    );
-    Meshlens::start(&cfg, &[], vec![plugins])
+    )
+}
+
+fn start(auth: &str) -> Meshlens {
+    let plugins = tempfile::tempdir().unwrap();
+    Meshlens::start(&config(auth, &plugins), &[], vec![plugins])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+}
+
+/// The binary in a process of its own: for what reads the service's memory.
+fn start_process(auth: &str) -> server::Meshlens {
+    let plugins = tempfile::tempdir().unwrap();
+    server::Meshlens::start(&config(auth, &plugins), &[], vec![plugins])
         .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
 }
 
@@ -158,11 +172,11 @@ fn local(last: u8) -> std::net::IpAddr {
     std::net::IpAddr::from([127, 0, 0, last])
 }
 
-fn basic_from(m: &Meshlens, from: u8, path: &str, pass: &str, extra: &[(&str, &str)]) -> Response {
+fn basic_from(addr: &str, from: u8, path: &str, pass: &str, extra: &[(&str, &str)]) -> Response {
     let auth = basic_auth("admin", pass);
     let mut h = vec![("Authorization", auth.as_str())];
     h.extend_from_slice(extra);
-    get_from(local(from), &m.addr, path, &h).unwrap_or_else(|e| panic!("{path}: {e}"))
+    get_from(local(from), addr, path, &h).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 /// 40 parallel wrong logins against an Argon2 hash at the suggested cost (m=19456 KiB each):
@@ -176,9 +190,9 @@ fn parallel_wrong_logins_are_checked_two_at_a_time_in_bounded_memory() {
     // The crate's defaults are the configuration's hint: m=19456, t=2, p=1.
     let phc = argon2::Argon2::default().hash_password(b"right one", &salt).unwrap().to_string();
     assert!(phc.contains("m=19456"), "{phc}");
-    let m = start(&format!("password_hash = {phc:?}"));
+    let m = start_process(&format!("password_hash = {phc:?}"));
     // One right login first, so the baseline holds whatever a single check leaves behind.
-    assert_eq!(basic_from(&m, 3, "/api/namespaces", "right one", &[]).status, 200);
+    assert_eq!(basic_from(&m.addr, 3, "/api/namespaces", "right one", &[]).status, 200);
     let pid = m.pid();
     let before = peak_rss_kib(pid).expect("VmHWM");
     let base = rss_kib(pid).expect("VmRSS");
@@ -200,7 +214,7 @@ fn parallel_wrong_logins_are_checked_two_at_a_time_in_bounded_memory() {
                 let (m, barrier) = (&m, &barrier);
                 s.spawn(move || {
                     barrier.wait();
-                    basic_from(m, 1, "/api/namespaces", &format!("x{i}"), &[])
+                    basic_from(&m.addr, 1, "/api/namespaces", &format!("x{i}"), &[])
                 })
             })
             .collect();
@@ -233,12 +247,12 @@ fn parallel_wrong_logins_are_checked_two_at_a_time_in_bounded_memory() {
     // More wrong guesses lock 127.0.0.1 out (at most five in all), even for the right
     // password; 127.0.0.2 never failed and gets in.
     let mut tried = count(401);
-    while basic_from(&m, 1, "/api/namespaces", "again", &[]).status == 401 {
+    while basic_from(&m.addr, 1, "/api/namespaces", "again", &[]).status == 401 {
         tried += 1;
         assert!(tried <= 5, "more than five failures checked");
     }
-    assert_eq!(basic_from(&m, 1, "/api/namespaces", "right one", &[]).status, 429);
-    assert_eq!(basic_from(&m, 2, "/api/namespaces", "right one", &[]).status, 200);
+    assert_eq!(basic_from(&m.addr, 1, "/api/namespaces", "right one", &[]).status, 429);
+    assert_eq!(basic_from(&m.addr, 2, "/api/namespaces", "right one", &[]).status, 200);
 }
 
 /// Strategy `login`, public routes: a password sent to `/status` is never checked, so it
@@ -247,15 +261,15 @@ fn parallel_wrong_logins_are_checked_two_at_a_time_in_bounded_memory() {
 fn public_routes_never_check_a_password() {
     let m = start("password = \"right\"\nmax_failed_logins = 3");
     for i in 0..10 {
-        let r = basic_from(&m, 1, "/api/status", &format!("wrong-{i}"), &[]);
+        let r = basic_from(&m.addr, 1, "/api/status", &format!("wrong-{i}"), &[]);
         assert_eq!(r.status, 200, "{}", r.text());
     }
-    let r = basic_from(&m, 1, "/api/status", "right", &[]);
+    let r = basic_from(&m.addr, 1, "/api/status", "right", &[]);
     assert!(
         r.json()["externalServices"].as_array().unwrap().iter().all(|s| s.get("url").is_none())
     );
     assert_eq!(
-        basic_from(&m, 1, "/api/namespaces", "right", &[]).status,
+        basic_from(&m.addr, 1, "/api/namespaces", "right", &[]).status,
         200,
         "ten passwords sent to /status counted as failed logins"
     );
@@ -273,7 +287,7 @@ fn trusted_proxies_name_the_client_and_the_global_budget_spares_innocent_clients
         [("X-Forwarded-For", client)]
     }
     let login = |from: u8, client: &str, pass: &str| {
-        basic_from(&m, from, "/api/namespaces", pass, &via(client)).status
+        basic_from(&m.addr, from, "/api/namespaces", pass, &via(client)).status
     };
     // Client A fails twice and is locked out; B, through the same proxy, is not.
     assert_eq!(login(1, "203.0.113.1", "a1"), 401);
@@ -283,7 +297,7 @@ fn trusted_proxies_name_the_client_and_the_global_budget_spares_innocent_clients
     // Two more failures spend the global budget (4 a minute).
     assert_eq!(login(1, "203.0.113.2", "b1"), 401);
     assert_eq!(login(1, "203.0.113.3", "c1"), 401);
-    let r = basic_from(&m, 1, "/api/namespaces", "right", &via("203.0.113.2"));
+    let r = basic_from(&m.addr, 1, "/api/namespaces", "right", &via("203.0.113.2"));
     assert_eq!(r.status, 429, "B has failed and the budget is spent: {}", r.text());
     assert!(r.header("retry-after").is_some());
     assert_eq!(login(1, "203.0.113.4", "right"), 200, "D never failed: its password is checked");
@@ -331,7 +345,7 @@ fn ipv6_clients_are_counted_by_their_64() {
         "password = \"right\"\nmax_failed_logins = 2\ntrusted_proxies = [\"127.0.0.1\", \"::1\"]",
     );
     let login = |client: &str, pass: &str| {
-        basic_from(&m, 1, "/api/namespaces", pass, &[("X-Forwarded-For", client)]).status
+        basic_from(&m.addr, 1, "/api/namespaces", pass, &[("X-Forwarded-For", client)]).status
     };
     assert_eq!(login("2001:db8:1:2::1", "a"), 401);
     assert_eq!(login("2001:db8:1:2:ffff:ffff:ffff:ffff", "b"), 401);

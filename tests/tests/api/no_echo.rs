@@ -1,13 +1,13 @@
 //! Error messages name the offending parameter but never reflect request text back.
 
-use integration_tests::server::Meshlens;
+use integration_tests::inprocess::InProcess;
 
 const MARK: &str = "zqmarkqz";
 
 #[test]
 fn error_bodies_do_not_reflect_request_text() {
     let cfg = "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n";
-    let m = Meshlens::start(cfg, &[], vec![]).expect("meshlens starts");
+    let m = InProcess::start(cfg, &[], vec![]).expect("meshlens starts");
     let paths = [
         format!("/api/{MARK}"),
         format!("/api/namespaces/{MARK}/apps/{MARK}"),
@@ -83,7 +83,7 @@ fn ready_and_status_show_no_backend_url_or_error_text_without_credentials() {
          [metrics.prometheus]\nurl = \"http://scraper:hunter2@127.0.0.1:{port}\"\n",
         plugins.path().display()
     );
-    let m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
+    let m = InProcess::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
     let leaks = |text: &str| {
         ["hunter2", "scraper", &format!(":{port}"), "error sending", "onnection refused"]
             .into_iter()
@@ -110,7 +110,8 @@ fn ready_and_status_show_no_backend_url_or_error_text_without_credentials() {
     assert!(full.contains("metrics backend has not answered"), "{full}");
     assert!(!full.contains("hunter2"), "credentials are never shown: {full}");
 
-    m.signal("TERM");
+    // What the first SIGTERM does (the signal itself: process::lifecycle).
+    m.state.lifecycle.begin_drain();
     assert!(wait_until(|| m.get("/ready").status == 503), "draining turns /ready to 503");
     let draining = m.get("/ready");
     assert_eq!(draining.json()["code"], 503);
@@ -160,7 +161,7 @@ fn configuration_errors_do_not_echo_values() {
 #[test]
 fn every_answer_has_nosniff_and_the_console_a_content_security_policy() {
     let cfg = "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n";
-    let m = Meshlens::start(cfg, &[], vec![]).expect("meshlens starts");
+    let m = InProcess::start(cfg, &[], vec![]).expect("meshlens starts");
     for (method, path, status) in [
         ("GET", "/api/status", 200),
         ("GET", "/api/namespaces", 200),

@@ -1,13 +1,14 @@
-//! Template precedence through the real binary: MonitoringDashboard resources served by
+//! Template precedence through the service (in this process): MonitoringDashboard resources served by
 //! the loopback Kubernetes API (the app's namespace, then the mesh namespace) override
 //! template files in `dashboards.folders`, which override the built-in templates.
 
 use std::path::PathBuf;
 
 use integration_tests::{
+    inprocess::InProcess as Meshlens,
     kube_api::{KubeApi, Options, read_fixtures},
     prometheus::{PromServer, fixture},
-    server::{Meshlens, plugin_dir, workspace_root},
+    server::{plugin_dir, workspace_root},
 };
 use serde_json::{Value, json};
 

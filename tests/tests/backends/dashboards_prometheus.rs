@@ -1,4 +1,4 @@
-//! customDashboard and appDashboard through the real binary against a real Prometheus
+//! customDashboard and appDashboard through the service (in this process) against a real Prometheus
 //! holding the generated demo traffic (Vert.x metrics for app `reviews`, Go metrics for
 //! app `ratings`). Every number is checked against a hand-written PromQL query sent
 //! straight to the same Prometheus, and gauges also against the generator's own record.
@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 
 use integration_tests::{
+    inprocess::InProcess as Meshlens,
     prometheus::{Fixture, PromServer, fixture, http_get, percent_encode},
-    server::{Meshlens, Response, plugin_dir},
+    server::{Response, plugin_dir},
 };
+use meshlens::config::Config;
 use serde_json::Value;
 
 const PLUGINS: &[&str] =
@@ -25,15 +27,15 @@ fn demo() -> std::sync::Arc<Fixture> {
 }
 
 fn setup() -> Setup {
-    setup_with(&[])
+    setup_with(|_| {})
 }
 
-fn setup_with(env: &[(&str, &str)]) -> Setup {
-    setup_over(demo(), env)
+fn setup_with(adjust: impl FnOnce(&mut Config)) -> Setup {
+    setup_over(demo(), adjust)
 }
 
-/// meshlens (with `env`) over a Prometheus holding `f`.
-fn setup_over(f: std::sync::Arc<Fixture>, env: &[(&str, &str)]) -> Setup {
+/// meshlens (its configuration changed by `adjust`) over a Prometheus holding `f`.
+fn setup_over(f: std::sync::Arc<Fixture>, adjust: impl FnOnce(&mut Config)) -> Setup {
     let prom = PromServer::start(&f);
     let dir = plugin_dir(PLUGINS);
     let cfg = format!(
@@ -43,7 +45,7 @@ fn setup_over(f: std::sync::Arc<Fixture>, env: &[(&str, &str)]) -> Setup {
         dir.path().display().to_string(),
         prom.url()
     );
-    let m = Meshlens::start(&cfg, env, vec![dir])
+    let m = Meshlens::configured(&cfg, adjust, vec![dir])
         .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
     Setup { m, prom, f }
 }
@@ -449,7 +451,9 @@ fn app_dashboard_inbound_and_outbound() {
 #[test]
 fn a_store_that_is_down_is_a_503() {
     // Without the answer cache, which would answer from memory for one TTL.
-    let mut s = setup_with(&[("MESHLENS_METRICS__CACHE_TTL", "0s")]);
+    let mut s = setup_with(|c| {
+        c.metrics.cache_ttl = meshlens_params::HumanDuration(std::time::Duration::ZERO)
+    });
     assert_eq!(
         s.m.get("/api/namespaces/bookinfo/apps/reviews/customdashboard/vertx-server").status,
         200
@@ -489,7 +493,7 @@ fn setup_with_duration_unit(unit: &str) -> (Setup, i64) {
                 "--duration-unit",
                 unit,
             ]),
-            &[],
+            |_| {},
         ),
         now,
     )

@@ -4,9 +4,11 @@
 //! where the caller has no proxy), errors = response codes 4xx/5xx.
 
 use integration_tests::{
+    inprocess::InProcess as Meshlens,
     prometheus::{Fixture, PromServer, fixture},
-    server::{Meshlens, plugin_dir},
+    server::plugin_dir,
 };
+use meshlens::config::Config;
 use serde_json::Value;
 
 const TOL: f64 = 1e-6;
@@ -37,13 +39,14 @@ fn config(backend: &str, table: &str, dir: &std::path::Path) -> String {
 }
 
 fn with_prometheus(prom: &PromServer) -> Meshlens {
-    with_prometheus_env(prom, &[])
+    with_prometheus_configured(prom, |_| {})
 }
 
-fn with_prometheus_env(prom: &PromServer, env: &[(&str, &str)]) -> Meshlens {
+/// meshlens over `prom`, its configuration then changed by `adjust`.
+fn with_prometheus_configured(prom: &PromServer, adjust: impl FnOnce(&mut Config)) -> Meshlens {
     let dir = plugin_dir(&["metrics-prometheus"]);
     let cfg = config("prometheus", &format!("url = \"{}\"", prom.url()), dir.path());
-    Meshlens::start(&cfg, env, vec![dir]).expect("meshlens starts")
+    Meshlens::configured(&cfg, adjust, vec![dir]).expect("meshlens starts")
 }
 
 fn with_embedded(f: &Fixture) -> Meshlens {
@@ -303,7 +306,9 @@ fn a_stopped_prometheus_gives_503_and_answers_recover_after_restart() {
     let f = demo();
     let mut prom = PromServer::start(&f);
     // Without the answer cache, which would answer from memory for one TTL.
-    let m = with_prometheus_env(&prom, &[("MESHLENS_METRICS__CACHE_TTL", "0s")]);
+    let m = with_prometheus_configured(&prom, |c| {
+        c.metrics.cache_ttl = meshlens_params::HumanDuration(std::time::Duration::ZERO)
+    });
     let path = "/api/namespaces/bookinfo/apps/reviews/health";
     assert_eq!(m.get(path).status, 200);
     prom.stop();

@@ -11,8 +11,9 @@ use std::{
 
 use integration_tests::{
     api_schema,
+    inprocess::InProcess as Meshlens,
     prometheus::{Fixture, PromServer, simulated},
-    server::{BUNDLED, Meshlens, ensure_built, plugin_dir},
+    server::{BUNDLED, ensure_built, plugin_dir},
 };
 use serde_json::Value;
 

@@ -1,5 +1,5 @@
-//! `[limits]` end to end: the real binary on the demo mesh, real Prometheus (and the embedded
-//! store) behind it.
+//! `[limits]` end to end: the service (in this process) on the demo mesh, real Prometheus
+//! (and the embedded store) behind it.
 //!
 //! - Every cost limit answers 400 naming the parameter and the limit, and no query reaches
 //!   Prometheus (counted by Prometheus itself, `prometheus_http_requests_total`).
@@ -17,23 +17,17 @@ use std::{
 };
 
 use integration_tests::{
+    inprocess::InProcess as Meshlens,
     prometheus::{PromServer, fixture, http_get},
-    server::{BUNDLED, Meshlens, plugin_dir},
+    server::{BUNDLED, plugin_dir},
 };
+use meshlens::config::Config;
 
 const ARGS: &[&str] = &["--end", "1700000000", "--minutes", "30"];
 const END: i64 = 1_700_000_000;
 
-fn start(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> Meshlens {
-    start_with(prom, extra_plugins, extra, &[])
-}
-
-fn start_with(
-    prom: &PromServer,
-    extra_plugins: &[&str],
-    extra: &str,
-    env: &[(&str, &str)],
-) -> Meshlens {
+/// The configuration over `prom` with the bundled plugins and `extra_plugins` (in `dir`).
+fn config(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> (String, tempfile::TempDir) {
     let mut packages: Vec<&str> = BUNDLED.to_vec();
     packages.extend_from_slice(extra_plugins);
     let dir = plugin_dir(&packages);
@@ -44,7 +38,22 @@ fn start_with(
         dir.path(),
         prom.url()
     );
-    Meshlens::start(&cfg, env, vec![dir])
+    (cfg, dir)
+}
+
+fn start(prom: &PromServer, extra_plugins: &[&str], extra: &str) -> Meshlens {
+    start_with(prom, extra_plugins, extra, |_| {})
+}
+
+/// Like [`start`], the configuration then changed by `adjust`.
+fn start_with(
+    prom: &PromServer,
+    extra_plugins: &[&str],
+    extra: &str,
+    adjust: impl FnOnce(&mut Config),
+) -> Meshlens {
+    let (cfg, dir) = config(prom, extra_plugins, extra);
+    Meshlens::configured(&cfg, adjust, vec![dir])
         .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
 }
 
@@ -281,12 +290,12 @@ fn wait_for_log(m: &Meshlens, text: &str) -> bool {
 /// One slot, one CPU thread; six appenders of one second each: a graph costs six seconds
 /// unless it is stopped. Each appender checks the request's cancellation flag while it
 /// spins. The next request may wait four seconds.
-fn slow_graph_server(prom: &PromServer, env: &[(&str, &str)]) -> Meshlens {
+fn slow_graph_server(prom: &PromServer, adjust: impl FnOnce(&mut Config)) -> Meshlens {
     start_with(
         prom,
         &["slow-appender"],
         "[limits]\nmax_concurrent_requests = 1\ncpu_threads = 1\nqueue_wait = \"4s\"\n",
-        env,
+        adjust,
     )
 }
 
@@ -296,7 +305,7 @@ const SLOW_GRAPH: &str = "/api/namespaces/graph?namespaces=bookinfo&duration=10m
 fn a_cancelled_request_releases_its_cpu_and_its_slot() {
     let f = fixture(ARGS);
     let prom = PromServer::start(&f);
-    let m = slow_graph_server(&prom, &[]);
+    let m = slow_graph_server(&prom, |_| {});
     // The client goes away mid-build (six seconds of appenders ahead).
     let mut conn = TcpStream::connect(&m.addr).expect("connect");
     write!(conn, "GET {SLOW_GRAPH} HTTP/1.1\r\nHost: x\r\n\r\n").expect("send");
@@ -321,7 +330,9 @@ fn a_request_past_its_deadline_releases_its_cpu_and_its_slot() {
     // Half-way through the third appender: at a whole second, the deadline fell where one
     // appender ends and the next begins, and a late timer on a busy machine found the job
     // between the two (stopped, but no appender told).
-    let m = slow_graph_server(&prom, &[("MESHLENS_SERVER__REQUEST_TIMEOUT", "2500ms")]);
+    let m = slow_graph_server(&prom, |c| {
+        c.server.request_timeout = meshlens_params::HumanDuration(Duration::from_millis(2500))
+    });
     let r = m.get(SLOW_GRAPH);
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.text().contains("timed out"), "{}", r.text());

@@ -1,12 +1,15 @@
-//! Self-metrics, request logs and the backend answer cache, through the real binary, the
+//! Self-metrics, request logs and the backend answer cache, through the service, the
 //! bundled plugins and a real Prometheus (which both answers meshlens's queries and scrapes
-//! its `/metrics`).
+//! its `/metrics`). The service runs in this process (its self-metrics are its own), except
+//! where a test reads what the process writes: the log lines, and the address of the
+//! separate metrics port printed on stdout.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     time::{Duration, Instant},
 };
 
+use integration_tests::inprocess::{InProcess, demo_snapshot_service};
 use integration_tests::prometheus::{Fixture, PromServer, fixture};
 use integration_tests::server::{
     BUNDLED, Meshlens, basic_auth, plugin_dir, viewers, workspace_root,
@@ -55,7 +58,7 @@ fn prometheus_scrapes_the_self_metrics_and_sees_a_graph_request() {
     let prom = PromServer::start(&f);
     let dir = plugin_dir(BUNDLED);
     let m =
-        Meshlens::start(&config(&prom, dir.path(), ""), &[], vec![dir]).expect("meshlens starts");
+        InProcess::start(&config(&prom, dir.path(), ""), &[], vec![dir]).expect("meshlens starts");
 
     let r = m.get("/metrics");
     assert_eq!(r.status, 200);
@@ -108,6 +111,26 @@ fn prometheus_scrapes_the_self_metrics_and_sees_a_graph_request() {
         assert!(sample(&text, series).is_some_and(|v| v >= 1.0), "{series} not recorded:\n{text}");
     }
     assert!(sample(&text, "meshlens_graph_nodes_sum").is_some_and(|v| v > 0.0), "{text}");
+}
+
+/// Two services in one process (as the in-process tests run them) each count only their
+/// own requests: the self-metrics registry belongs to the service, not the process.
+#[test]
+fn two_services_in_one_process_count_only_their_own_requests() {
+    let (a, b) = (demo_snapshot_service(), demo_snapshot_service());
+    for _ in 0..3 {
+        assert_eq!(a.get("/api/namespaces").status, 200);
+    }
+    assert_eq!(b.get("/api/namespaces").status, 200);
+    let series = "meshlens_api_requests_total{operation=\"namespaceList\",status=\"200\"}";
+    let (ta, tb) = (a.get("/metrics").text(), b.get("/metrics").text());
+    assert_eq!(sample(&ta, series), Some(3.0), "{ta}");
+    assert_eq!(sample(&tb, series), Some(1.0), "{tb}");
+    // The same names and shape on both.
+    let names = |t: &str| -> BTreeSet<String> {
+        t.lines().filter(|l| l.starts_with("# TYPE")).map(str::to_string).collect()
+    };
+    assert_eq!(names(&ta), names(&tb));
 }
 
 #[test]
@@ -262,10 +285,10 @@ fn twenty_viewers_of_one_graph_send_one_set_of_queries_per_ttl() {
     let f = data();
     let prom = PromServer::start_logging_queries(&f);
     let dir = plugin_dir(BUNDLED);
-    let m = Meshlens::start(&config(&prom, dir.path(), "cache_ttl = \"10s\""), &[], vec![dir])
+    let m = InProcess::start(&config(&prom, dir.path(), "cache_ttl = \"10s\""), &[], vec![dir])
         .expect("meshlens starts");
 
-    let stamps: Vec<i64> = viewers(&m, GRAPH, 20, 10)
+    let stamps: Vec<i64> = viewers(&m.addr, GRAPH, 20, 10)
         .iter()
         .map(|r| {
             assert_eq!(r.status, 200, "{}", r.text());

@@ -130,9 +130,10 @@ fn reference_into_payments(name: &str, service: &str, gateway: &str) -> Vec<serd
 #[test]
 fn validations_do_not_reveal_what_a_hidden_namespace_holds() {
     use integration_tests::{
+        inprocess::InProcess,
         kube_api::{KubeApi, Options, read_fixtures},
         kube_reviews::Reviews,
-        server::{Meshlens, plugin_dir, workspace_root},
+        server::{plugin_dir, workspace_root},
     };
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let reviews = Reviews::new();
@@ -164,7 +165,7 @@ fn validations_do_not_reveal_what_a_hidden_namespace_holds() {
          [cluster]\nsource = \"kube\"\nkubeconfig = {kubeconfig:?}\nsync_timeout = \"20s\"\n",
         plugins.path()
     );
-    let m = Meshlens::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts");
+    let m = InProcess::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts");
     let validations = |token: &str| {
         let auth = format!("Bearer {token}");
         let mut last = None;

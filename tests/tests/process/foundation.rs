@@ -1,5 +1,9 @@
-//! The service-level operations, config, auth and plugin loading, through the real binary.
+//! The service-level operations, config, auth and plugin loading. The operations' answers
+//! are checked on the service served in this process ([`serve`]); start-up failures (exit
+//! code 2), environment overrides, signals, a plugin's panic and the plugin listing of the
+//! CLI on the real binary.
 
+use integration_tests::inprocess::InProcess;
 use integration_tests::server::{Meshlens, basic_auth, binary, plugin_dir, plugin_library};
 use serde_json::Value;
 
@@ -16,6 +20,12 @@ fn start(config: &str) -> Meshlens {
     Meshlens::start(config, &[], vec![]).unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
 }
 
+/// The service in this process.
+fn serve(config: &str) -> InProcess {
+    InProcess::start(config, &[], vec![])
+        .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+}
+
 fn assert_error(resp: &integration_tests::server::Response, status: u16) -> Value {
     assert_eq!(resp.status, status, "body: {}", resp.text());
     let body = resp.json();
@@ -26,7 +36,7 @@ fn assert_error(resp: &integration_tests::server::Response, status: u16) -> Valu
 
 #[test]
 fn status_answers_at_all_four_paths_with_the_status_info_shape() {
-    let m = start(ANON);
+    let m = serve(ANON);
     for path in ["/", "/status", "/api", "/api/status", "/api/config"] {
         let r = m.get(path);
         assert_eq!(r.status, 200, "{path}");
@@ -45,7 +55,7 @@ fn status_answers_at_all_four_paths_with_the_status_info_shape() {
 
 #[test]
 fn unknown_paths_are_404_and_other_methods_405_with_the_error_body() {
-    let m = start(ANON);
+    let m = serve(ANON);
     for path in ["/nope", "/api/nope", "/api/namespaces/x/unknown/thing", "/apis/status"] {
         let body = assert_error(&m.get(path), 404);
         assert!(
@@ -67,7 +77,7 @@ fn unknown_paths_are_404_and_other_methods_405_with_the_error_body() {
 
 #[test]
 fn web_root_moves_every_route() {
-    let m = start(&ANON.replace("port = 0\n", "port = 0\nweb_root = \"/meshlens\"\n"));
+    let m = serve(&ANON.replace("port = 0\n", "port = 0\nweb_root = \"/meshlens\"\n"));
     assert_eq!(m.get("/meshlens/api/status").status, 200);
     assert_eq!(m.get("/meshlens/status").status, 200);
     assert_error(&m.get("/api/status"), 404);
@@ -130,7 +140,7 @@ fn environment_overrides_the_file() {
     assert_eq!(m.get("/api/grafana").status, 503, "anonymous: no credentials needed");
 }
 
-fn token_of(m: &Meshlens) -> String {
+fn token_of(m: &InProcess) -> String {
     let r = m.get_with("/token", &[("Authorization", &basic_auth("alice", "pa55word"))]);
     assert_eq!(r.status, 200, "{}", r.text());
     r.json()["token"].as_str().expect("token").to_string()
@@ -138,7 +148,7 @@ fn token_of(m: &Meshlens) -> String {
 
 #[test]
 fn token_is_issued_for_basic_credentials_and_opens_other_operations() {
-    let m = start(&login("[external_services.grafana]\nurl = \"http://grafana:3000\"\n"));
+    let m = serve(&login("[external_services.grafana]\nurl = \"http://grafana:3000\"\n"));
     let r = m.get_with("/api/token", &[("Authorization", &basic_auth("alice", "pa55word"))]);
     assert_eq!(r.status, 200);
     let v = r.json();
@@ -164,10 +174,10 @@ fn token_is_issued_for_basic_credentials_and_opens_other_operations() {
 
 #[test]
 fn every_401_case_has_the_error_body_and_www_authenticate() {
-    let m = start(&login(
+    let m = serve(&login(
         "signing_key = \"0123456789abcdef0123456789abcdef\"\ntoken_lifetime = \"1s\"\n",
     ));
-    let other = start(&login("signing_key = \"fedcba9876543210fedcba9876543210\"\n"));
+    let other = serve(&login("signing_key = \"fedcba9876543210fedcba9876543210\"\n"));
     let good = token_of(&m);
     let foreign = token_of(&other);
     let parts: Vec<&str> = good.split('.').collect();
@@ -205,19 +215,19 @@ fn every_401_case_has_the_error_body_and_www_authenticate() {
 
 #[test]
 fn grafana_descriptor_status_codes() {
-    let off = start(&format!(
+    let off = serve(&format!(
         "{ANON}[external_services.grafana]\nurl = \"http://g:3000\"\ndisplay_link = false\n"
     ));
     let r = off.get("/api/grafana");
     assert_eq!(r.status, 204);
     assert!(r.body.is_empty());
-    assert_error(&start(ANON).get("/api/grafana"), 503);
+    assert_error(&serve(ANON).get("/api/grafana"), 503);
     assert_error(
-        &start(&format!("{ANON}[external_services.grafana]\nurl = \"grafana:3000/x\"\n"))
+        &serve(&format!("{ANON}[external_services.grafana]\nurl = \"grafana:3000/x\"\n"))
             .get("/api/grafana"),
         503,
     );
-    let ok = start(&format!(
+    let ok = serve(&format!(
         "{ANON}[external_services.grafana]\nurl = \"https://grafana.example:3000\"\nvar_service = \"var-svc\"\n"
     ));
     let v = ok.get("/api/grafana").json();
@@ -239,13 +249,13 @@ fn grafana_descriptor_status_codes() {
 
 #[test]
 fn tracing_descriptor_status_codes() {
-    assert_error(&start(ANON).get("/api/jaeger"), 404);
+    assert_error(&serve(ANON).get("/api/jaeger"), 404);
     assert_error(
-        &start(&format!("{ANON}[external_services.tracing]\nurl = \"jaeger-query\"\n"))
+        &serve(&format!("{ANON}[external_services.tracing]\nurl = \"jaeger-query\"\n"))
             .get("/api/jaeger"),
         406,
     );
-    let m = start(&format!("{ANON}[external_services.tracing]\nurl = \"http://jaeger:16686\"\n"));
+    let m = serve(&format!("{ANON}[external_services.tracing]\nurl = \"http://jaeger:16686\"\n"));
     assert_eq!(m.get("/api/jaeger").json(), serde_json::json!({"url": "http://jaeger:16686"}));
 }
 
@@ -362,7 +372,7 @@ fn sigterm_shuts_down_gracefully() {
 
 #[test]
 fn swagger_document_is_served_and_every_documented_path_is_routed() {
-    let m = start(ANON);
+    let m = serve(ANON);
     let doc = m.get("/api/swagger.json").json();
     assert_eq!(doc["swagger"], "2.0");
     let paths = doc["paths"].as_object().expect("paths");
@@ -406,7 +416,7 @@ fn an_unsupported_mesh_version_is_a_status_warning() {
             "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[cluster]\nsource = \"snapshot\"\nsnapshot = [\"{}\"]\n",
             dir.path().display()
         );
-        let m = Meshlens::start(&cfg, &[], vec![dir]).expect("meshlens starts");
+        let m = InProcess::start(&cfg, &[], vec![dir]).expect("meshlens starts");
         let v = m.get("/api/status").json();
         let istio = v["externalServices"]
             .as_array()

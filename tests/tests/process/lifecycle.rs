@@ -1,6 +1,7 @@
 //! Probes, `/status` from cached state, the shutdown sequence, and a kind the service
 //! account may not read: the real binary with a real Prometheus (stopped with SIGSTOP to
-//! play a hung backend) and the loopback Kubernetes API.
+//! play a hung backend) and the loopback Kubernetes API. The kind that may not be read is
+//! API behaviour, checked on the service in this process.
 
 use std::{
     io::{Read, Write},
@@ -10,9 +11,10 @@ use std::{
 };
 
 use integration_tests::{
+    inprocess::InProcess,
     kube_api::{KubeApi, Options, read_fixtures},
     prometheus::PromServer,
-    server::{Meshlens, Response, basic_auth, plugin_dir, request_within},
+    server::{Meshlens, Response, basic_auth, plugin_dir, request, request_within},
 };
 use serde_json::Value;
 
@@ -36,11 +38,12 @@ fn signal(pid: u32, sig: &str) {
     assert!(status.success(), "kill -{sig} {pid}");
 }
 
-/// Polls `path` (at most 300 times, 100 ms apart) until it answers `status`.
-fn wait_for(m: &Meshlens, path: &str, status: u16) -> Response {
+/// Polls `path` of the service at `addr` (at most 300 times, 100 ms apart) until it
+/// answers `status`.
+fn wait_for(addr: &str, path: &str, status: u16) -> Response {
     let mut last = None;
     for _ in 0..300 {
-        let r = m.get(path);
+        let r = request(addr, "GET", path, &[]);
         if r.status == status {
             return r;
         }
@@ -97,7 +100,7 @@ fn probes_and_status_stay_quick_while_prometheus_hangs() {
         let r = m.get(path);
         assert_eq!((r.status, r.json()["status"].clone()), (200, "ok".into()), "{path}");
     }
-    assert_eq!(wait_for(&m, "/ready", 200).json()["status"], "ready");
+    assert_eq!(wait_for(&m.addr, "/ready", 200).json()["status"], "ready");
     assert_eq!(m.get("/api/ready").status, 200);
 
     // Callers without credentials see no URLs; authenticated ones do.
@@ -171,7 +174,7 @@ fn sigterm_turns_unready_keeps_accepting_then_drains_and_exits() {
     let server = "shutdown_grace = \"1s\"\ndrain_timeout = \"20s\"";
     let cfg = config(&prom, plugins.path(), server, "timeout = \"15s\"\n");
     let mut m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
-    wait_for(&m, "/ready", 200);
+    wait_for(&m.addr, "/ready", 200);
 
     // One connection that never sends anything, one keep-alive connection left idle.
     let _silent = TcpStream::connect(&m.addr).expect("connect");
@@ -239,7 +242,7 @@ fn a_second_signal_exits_at_once() {
     let server = "shutdown_grace = \"30s\"\ndrain_timeout = \"30s\"";
     let cfg = config(&prom, plugins.path(), server, "timeout = \"30s\"\n");
     let mut m = Meshlens::start(&cfg, &[], vec![plugins]).expect("meshlens starts");
-    wait_for(&m, "/ready", 200);
+    wait_for(&m.addr, "/ready", 200);
     let pid = prom.pid().expect("prometheus runs");
     signal(pid, "STOP");
     let addr = m.addr.clone();
@@ -283,10 +286,10 @@ fn a_kind_the_service_account_may_not_read_counts_as_absent() {
             kc.display().to_string()
         ),
     );
-    let m = Meshlens::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts");
+    let m = InProcess::start(&cfg, &[], vec![plugins, dir]).expect("meshlens starts");
 
     // Ready, and the other kinds are served.
-    wait_for(&m, "/ready", 200);
+    wait_for(&m.addr, "/ready", 200);
     let wl = m.get("/api/namespaces/bookinfo/workloads");
     assert_eq!(wl.status, 200, "{}", wl.text());
     assert!(!wl.json()["workloads"].as_array().expect("workloads").is_empty());

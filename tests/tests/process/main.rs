@@ -1,5 +1,6 @@
 //! What needs a process of its own: the CLI, signals and drain, the listener, logs, plugins
-//! loaded from disk, the deploy manifests and the demo, and load.
+//! loaded from disk, the deploy manifests and the demo, and load. Operations checked beside
+//! them (foundation's answers, lifecycle's forbidden kind) run on the service in process.
 //!
 //! One test binary per group (README, "The two commands"): one `mod` per test file.
 
