@@ -24,6 +24,9 @@ pub enum SourceKind {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClusterConfig {
+    /// The home cluster's name, as its telemetry's `source_cluster` / `destination_cluster`
+    /// spell it (Istio's `CLUSTER_ID`, default `Kubernetes`).
+    pub name: String,
     /// `kube` or `snapshot`.
     pub source: SourceKind,
     /// A kubeconfig file; the standard one (or the in-cluster account) when absent.
@@ -73,6 +76,7 @@ impl ClusterConfig {
 impl Default for ClusterConfig {
     fn default() -> Self {
         ClusterConfig {
+            name: "Kubernetes".into(),
             source: SourceKind::Kube,
             kubeconfig: None,
             context: None,

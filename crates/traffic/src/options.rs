@@ -94,6 +94,18 @@ pub enum GroupBy {
     Version,
 }
 
+/// `boxBy` (Kiali v2): which compound nodes (`nodeType: "box"`) enclose the nodes. Boxes
+/// nest app inside namespace inside cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BoxBy {
+    /// One box per cluster, when the graph spans two or more.
+    pub cluster: bool,
+    /// One box per namespace of a cluster, when the graph spans two or more.
+    pub namespace: bool,
+    /// One box per app of a namespace (takes the place of `groupBy`'s boxes).
+    pub app: bool,
+}
+
 /// `format`: the response encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GraphFormat {
@@ -114,6 +126,8 @@ pub struct GraphSettings {
     pub version_label: String,
     /// The identity domain, e.g. `svc.cluster.local`.
     pub identity_domain: String,
+    /// The home cluster's name (`cluster.name`): its nodes' ids carry no cluster.
+    pub home_cluster: String,
 }
 
 impl Default for GraphSettings {
@@ -123,6 +137,7 @@ impl Default for GraphSettings {
             app_label: "app".into(),
             version_label: "version".into(),
             identity_domain: "svc.cluster.local".into(),
+            home_cluster: "Kubernetes".into(),
         }
     }
 }
@@ -164,6 +179,8 @@ pub struct GraphOptions {
     pub graph_type: GraphType,
     /// `groupBy`.
     pub group_by: GroupBy,
+    /// `boxBy`.
+    pub box_by: BoxBy,
     /// `includeMesh`.
     pub include_mesh: bool,
     /// `injectServiceNodes` (forced on for graphType=service).
@@ -336,6 +353,7 @@ impl GraphOptions {
             namespaces,
             graph_type,
             group_by: q.group_by.unwrap_or(GroupBy::None),
+            box_by: q.box_by.unwrap_or_default(),
             include_mesh: q.include_mesh.is_some_and(|f| f.0),
             duration_secs,
             query_time,
@@ -378,6 +396,7 @@ impl GraphOptions {
             identity_domain: self.settings.identity_domain.as_str().into(),
             duration_metric: duration_metric.into(),
             duration_to_ms,
+            home_cluster: self.settings.home_cluster.as_str().into(),
         }
     }
 }
@@ -453,6 +472,8 @@ mod tests {
         let cases = [
             ("graphType", "x", "app, service, versionedApp, workload"),
             ("groupBy", "x", "app, none, version"),
+            ("boxBy", "cluster,version", "app, cluster, namespace"),
+            ("boxBy", "Cluster", "app, cluster, namespace"),
             ("includeMesh", "x", "true, false"),
             ("injectServiceNodes", "x", "true, false"),
             ("duration", "10 minutes", "10m"),
@@ -470,6 +491,24 @@ mod tests {
         }
         let e = parse(GraphTarget::Namespaces, &[]).unwrap_err();
         assert_eq!(e.param, "namespaces");
+    }
+
+    #[test]
+    fn box_by_takes_kiali_v2s_comma_separated_values() {
+        let b = |v: &str| parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("boxBy", v)]);
+        assert_eq!(
+            b("cluster, app").unwrap().box_by,
+            BoxBy { cluster: true, namespace: false, app: true }
+        );
+        assert_eq!(b("namespace").unwrap().box_by, BoxBy { namespace: true, ..BoxBy::default() });
+        assert_eq!(b("").unwrap().box_by, BoxBy::default());
+        let e = b("cluster,workload").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Invalid boxBy: allowed values are app, cluster, namespace (comma-separated)"
+        );
+        let o = parse(GraphTarget::Namespaces, &[("namespaces", "a")]).unwrap();
+        assert_eq!(o.box_by, BoxBy::default());
     }
 
     #[test]

@@ -19,7 +19,9 @@ use meshlens_traffic::{
     GraphTarget, PlannedQuery, appender_run_order, build_graph_until, finish, names_only,
     round_results, traffic_plan,
 };
-use plugin_api::{AppenderBox, AppenderData, ClusterKind, Graph, GraphRequest, QueryResult};
+use plugin_api::{
+    AppenderBox, AppenderData, ClusterData, ClusterKind, Graph, GraphRequest, QueryResult,
+};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
@@ -70,13 +72,17 @@ pub async fn graph(
     // Every requested namespace must be visible, or the whole request is refused.
     let requested: Vec<&str> = opts.namespaces.iter().map(String::as_str).collect();
     access.require(&requested).await?;
-    let cluster = st.cluster.state().await?;
-    if opts.namespaces.iter().any(|ns| cluster.namespace(ns).is_none()) {
+    let clusters = graph_clusters(st).await?;
+    // `namespaces=bookinfo` is bookinfo in every cluster: it must exist in one of them.
+    let exists = |ns: &str| clusters.iter().any(|(_, c)| c.namespace(ns).is_some());
+    if opts.namespaces.iter().any(|ns| !exists(ns)) {
         return Err(ApiError::bad_request(
             "a requested namespace does not exist or is not accessible",
         ));
     }
-    opts.ambient = Arc::new(ambient_workloads(&cluster));
+    // Ambient workloads are the home cluster's (the first).
+    opts.ambient =
+        Arc::new(clusters.first().map(|(_, c)| ambient_workloads(c)).unwrap_or_default());
     let planned = plan(st, rc, opts).await?;
 
     // Fetch: every query of the request, sent together.
@@ -95,7 +101,31 @@ pub async fn graph(
         hidden,
     };
     let inputs = planned.inputs;
-    st.cpu.run(rc.scope(), slot, move |scope| on_pool(job, answers, inputs, cluster, scope)).await
+    st.cpu.run(rc.scope(), slot, move |scope| on_pool(job, answers, inputs, clusters, scope)).await
+}
+
+/// The clusters whose models a graph reads, home first, each with the name its telemetry
+/// gives it. Only the home cluster (`cluster.name`) for now; with more than one cluster
+/// configured, every reachable one.
+async fn graph_clusters(st: &AppState) -> Result<Vec<(String, Arc<ClusterState>)>, ApiError> {
+    let home = st.cluster.state().await?;
+    Ok(vec![(st.config.cluster.name.clone(), home)])
+}
+
+/// The cluster data of `kinds` over every cluster, each item naming its cluster.
+fn cluster_data(
+    clusters: &[(String, Arc<ClusterState>)],
+    kinds: &[ClusterKind],
+    namespaces: &[String],
+) -> ClusterData {
+    let mut all = clusters.iter().map(|(name, c)| c.cluster_data_in(name, kinds, namespaces));
+    let mut data = all.next().unwrap_or_default();
+    for more in all {
+        data.workloads.extend(more.workloads);
+        data.services.extend(more.services);
+        data.objects.extend(more.objects);
+    }
+    data
 }
 
 /// Parses the graph parameters and the scope (hide, find, focus, hops): 400s before
@@ -124,6 +154,7 @@ fn settings(st: &AppState) -> GraphSettings {
         app_label: c.app_label.clone(),
         version_label: c.version_label.clone(),
         identity_domain: c.identity_domain.clone(),
+        home_cluster: c.name.clone(),
     }
 }
 
@@ -194,7 +225,7 @@ fn on_pool(
     job: Job<Arc<QueryResult>>,
     answers: Answers,
     inputs: Vec<(Handle, RVec<ClusterKind>)>,
-    cluster: Arc<ClusterState>,
+    clusters: Vec<(String, Arc<ClusterState>)>,
     scope: &Scope,
 ) -> Result<GraphAnswer, ApiError> {
     let m = meshlens_telemetry::metrics();
@@ -219,14 +250,14 @@ fn on_pool(
             let cluster = if kinds.is_empty() {
                 Default::default()
             } else {
-                cluster.cluster_data(&kinds, namespaces)
+                cluster_data(&clusters, &kinds, namespaces)
             };
             per_appender.push(AppenderData { cluster, results: results.into() });
         }
         m.graph_phase("prepare", "", t.elapsed());
         per_appender
     };
-    let exists = |ns: &str| cluster.namespace(ns).is_some();
+    let exists = |ns: &str| clusters.iter().any(|(_, c)| c.namespace(ns).is_some());
     let phase = |p: &'static str, name: &str, took: Duration| m.graph_phase(p, name, took);
     let (answer, graph) = render(&job, prepare, &exists, scope, &phase)?;
     m.graph_nodes.observe(graph.nodes.len() as f64);

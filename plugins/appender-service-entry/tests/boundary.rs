@@ -28,6 +28,7 @@ fn terminal_service_nodes_named_by_an_entry_get_its_location() {
     g.edges.push(Edge::new(not.id.as_str(), dst.id.as_str(), "http"));
     g.nodes = vec![src, dst, ext, int, not].into_iter().collect();
     let se = |name: &str, spec: &str| ConfigObject {
+        cluster: "Kubernetes".into(),
         kind: "ServiceEntry".into(),
         namespace: "elsewhere".into(),
         name: name.into(),
