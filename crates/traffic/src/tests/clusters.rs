@@ -221,3 +221,37 @@ fn a_single_cluster_graph_keeps_its_ids_and_its_boxes() {
     .unwrap_err();
     assert_eq!(bad.param, "boxBy");
 }
+
+/// The workloads (with their cluster) the scope keeps of the two-cluster graph boxed by
+/// cluster and namespace.
+fn kept_under_scope(scope: &[(&str, &str)]) -> Vec<String> {
+    let o = options(&[("namespaces", NS), ("boxBy", "cluster,namespace")]);
+    let plan = traffic_plan(&o);
+    let mut results = two_cluster_results(true);
+    round_results(&mut results);
+    let mut g = build_graph(&o, &plan, &results);
+    finish(&o, &mut g, &|_| true);
+    let scope = GraphScope::parse(&meshlens_params::query::query_string(scope)).unwrap();
+    let out = GraphOutput::scoped_until(&o, &g, &scope, &|| false).unwrap().unwrap();
+    let mut kept: Vec<String> = out
+        .nodes
+        .iter()
+        .filter_map(|n| n.node)
+        .map(|n| format!("{}/{}", n.cluster, n.workload))
+        .collect();
+    kept.sort();
+    kept
+}
+
+#[test]
+fn hide_and_focus_reach_into_nested_boxes() {
+    // Hiding the boxes takes every member, those of boxes inside boxes too.
+    assert_eq!(kept_under_scope(&[("hide", "box")]), ["unknown/unknown"]);
+    // Focusing the home cluster's box starts from every node inside it.
+    let home_box = md5_hex("box:cluster:Kubernetes");
+    let kept = kept_under_scope(&[("focus", &home_box), ("hops", "0")]);
+    assert_eq!(
+        kept,
+        ["Kubernetes/istio-ingressgateway", "Kubernetes/productpage-v1", "Kubernetes/reviews-v1"]
+    );
+}
