@@ -255,3 +255,31 @@ fn hide_and_focus_reach_into_nested_boxes() {
         ["Kubernetes/istio-ingressgateway", "Kubernetes/productpage-v1", "Kubernetes/reviews-v1"]
     );
 }
+
+#[test]
+fn box_by_app_makes_kiali_v2_app_boxes_in_place_of_group_by() {
+    for q in [
+        vec![("graphType", "versionedApp"), ("boxBy", "app")],
+        vec![("graphType", "versionedApp"), ("boxBy", "app"), ("groupBy", "app")],
+    ] {
+        let v = json(&q);
+        let b = node(&v, "box_bookinfo_reviews");
+        assert_eq!(
+            (b["nodeType"].as_str(), b["isBox"].as_str(), b["app"].as_str()),
+            (Some("box"), Some("app"), Some("reviews")),
+            "{q:?}"
+        );
+        // No cluster labels in these series: the box is in cluster unknown, as its members.
+        assert_eq!((b["cluster"].as_str(), b.get("isGroup")), (Some("unknown"), None));
+        for r in ["reviews-v1", "reviews-v2", "reviews-v3"] {
+            assert_eq!(node(&v, &format!("vapp_bookinfo_{r}"))["parent"], b["id"], "{r}");
+        }
+        let boxes = v["elements"]["nodes"].as_array().unwrap().iter();
+        assert!(boxes.filter(|n| n["data"].get("isGroup").is_some()).count() == 0, "{q:?}");
+    }
+    // groupBy alone keeps its boxes as they were.
+    let v = json(&[("graphType", "versionedApp"), ("groupBy", "app")]);
+    let b = node(&v, "box_bookinfo_reviews");
+    assert_eq!((b["nodeType"].as_str(), b["isGroup"].as_str()), (Some("app"), Some("app")));
+    assert!(b.get("isBox").is_none());
+}
