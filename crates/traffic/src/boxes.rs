@@ -18,6 +18,18 @@ use crate::hash32::Hash32;
 use crate::options::{GraphOptions, GroupBy};
 use crate::output::{BoxFields, NodeOut};
 
+/// `boxBy` (Kiali v2): which compound nodes (`nodeType: "box"`) enclose the nodes. Boxes
+/// nest app inside namespace inside cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BoxBy {
+    /// One box per cluster, when the graph spans two or more.
+    pub cluster: bool,
+    /// One box per namespace of a cluster, when the graph spans two or more.
+    pub namespace: bool,
+    /// One box per app of a namespace (takes the place of `groupBy`'s boxes).
+    pub app: bool,
+}
+
 /// The cluster part of a box key: empty for the home cluster and `unknown` (as in ids).
 fn id_cluster<'a>(cluster: &'a str, home: &str) -> &'a str {
     if is_ok(cluster) && cluster != home { cluster } else { "" }

@@ -8,6 +8,7 @@ use plugin_api::{GraphRequest, GraphType};
 use std::sync::Arc;
 
 use crate::ambient::{AmbientTraffic, AmbientWorkloads};
+pub use crate::boxes::BoxBy;
 use crate::query::{GraphQuery, InjectParam, NotOffered};
 
 /// A rejected parameter: the host answers 400 with [`OptionsError::message`].
@@ -92,18 +93,6 @@ pub enum GroupBy {
     App,
     /// Boxes per app over versioned app nodes (versionedApp graphs only).
     Version,
-}
-
-/// `boxBy` (Kiali v2): which compound nodes (`nodeType: "box"`) enclose the nodes. Boxes
-/// nest app inside namespace inside cluster.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct BoxBy {
-    /// One box per cluster, when the graph spans two or more.
-    pub cluster: bool,
-    /// One box per namespace of a cluster, when the graph spans two or more.
-    pub namespace: bool,
-    /// One box per app of a namespace (takes the place of `groupBy`'s boxes).
-    pub app: bool,
 }
 
 /// `format`: the response encoding.
@@ -491,24 +480,6 @@ mod tests {
         }
         let e = parse(GraphTarget::Namespaces, &[]).unwrap_err();
         assert_eq!(e.param, "namespaces");
-    }
-
-    #[test]
-    fn box_by_takes_kiali_v2s_comma_separated_values() {
-        let b = |v: &str| parse(GraphTarget::Namespaces, &[("namespaces", "a"), ("boxBy", v)]);
-        assert_eq!(
-            b("cluster, app").unwrap().box_by,
-            BoxBy { cluster: true, namespace: false, app: true }
-        );
-        assert_eq!(b("namespace").unwrap().box_by, BoxBy { namespace: true, ..BoxBy::default() });
-        assert_eq!(b("").unwrap().box_by, BoxBy::default());
-        let e = b("cluster,workload").unwrap_err();
-        assert_eq!(
-            e.message,
-            "Invalid boxBy: allowed values are app, cluster, namespace (comma-separated)"
-        );
-        let o = parse(GraphTarget::Namespaces, &[("namespaces", "a")]).unwrap();
-        assert_eq!(o.box_by, BoxBy::default());
     }
 
     #[test]

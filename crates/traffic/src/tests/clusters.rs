@@ -283,3 +283,29 @@ fn box_by_app_makes_kiali_v2_app_boxes_in_place_of_group_by() {
     assert_eq!((b["nodeType"].as_str(), b["isGroup"].as_str()), (Some("app"), Some("app")));
     assert!(b.get("isBox").is_none());
 }
+
+#[test]
+fn box_by_takes_kiali_v2s_comma_separated_values() {
+    let b = |v: &str| {
+        GraphOptions::parse(
+            GraphTarget::Namespaces,
+            &meshlens_params::query::query_string(&[("namespaces", "a"), ("boxBy", v)]),
+            1,
+            &[],
+            &GraphSettings::default(),
+        )
+    };
+    assert_eq!(
+        b("cluster, app").unwrap().box_by,
+        BoxBy { cluster: true, namespace: false, app: true }
+    );
+    assert_eq!(b("namespace").unwrap().box_by, BoxBy { namespace: true, ..BoxBy::default() });
+    assert_eq!(b("").unwrap().box_by, BoxBy::default());
+    let e = b("cluster,workload").unwrap_err();
+    assert_eq!(
+        e.message,
+        "Invalid boxBy: allowed values are app, cluster, namespace (comma-separated)"
+    );
+    let o = options(&[("namespaces", "a")]);
+    assert_eq!(o.box_by, BoxBy::default());
+}
