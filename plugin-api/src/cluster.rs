@@ -34,6 +34,8 @@ pub enum ClusterKind {
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Default)]
 pub struct WorkloadInfo {
+    /// The cluster it runs in (its name as the telemetry spells it).
+    pub cluster: RString,
     /// Namespace.
     pub namespace: RString,
     /// Workload name.
@@ -56,6 +58,8 @@ pub struct WorkloadInfo {
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Default)]
 pub struct ServiceInfo {
+    /// The cluster it is defined in.
+    pub cluster: RString,
     /// Namespace.
     pub namespace: RString,
     /// Service name.
@@ -68,6 +72,8 @@ pub struct ServiceInfo {
 #[repr(C)]
 #[derive(StableAbi, Clone, Debug, PartialEq, Default)]
 pub struct ConfigObject {
+    /// The cluster it is defined in.
+    pub cluster: RString,
     /// Kind, e.g. `DestinationRule`.
     pub kind: RString,
     /// Namespace.

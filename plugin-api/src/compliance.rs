@@ -80,6 +80,10 @@ pub fn label_set(pairs: &[(&str, &str)]) -> LabelSet {
 pub const REQUESTED: &str = "compliance-a";
 /// A namespace the kit's requests do not ask for.
 pub const OTHER: &str = "compliance-b";
+/// The home cluster of the kit's requests; its cluster data is of this cluster, and its
+/// graph's nodes are of cluster `unknown` (telemetry without cluster labels), which
+/// appenders look up in the home cluster.
+pub const HOME_CLUSTER: &str = "Kubernetes";
 
 /// `target/<profile>/lib<name>.so` (platform naming) of the running test binary's build, or
 /// the copy in `deps/` when that one is newer (a test build does not always refresh the
@@ -127,6 +131,7 @@ pub fn request(graph_type: GraphType, node_graph: bool) -> GraphRequest {
         identity_domain: "svc.cluster.local".into(),
         duration_metric: "istio_request_duration_milliseconds".into(),
         duration_to_ms: 1.0,
+        home_cluster: HOME_CLUSTER.into(),
     }
 }
 
@@ -199,6 +204,7 @@ fn telemetry() -> RVec<Series> {
 
 fn cluster(with_labels: bool) -> ClusterData {
     let wl = |ns: &str, name: &str, app: &str, version: &str, pods: u32, sc: bool| WorkloadInfo {
+        cluster: HOME_CLUSTER.into(),
         namespace: ns.into(),
         name: name.into(),
         kind: "Deployment".into(),
@@ -212,6 +218,7 @@ fn cluster(with_labels: bool) -> ClusterData {
         ..Default::default()
     };
     let obj = |kind: &str, ns: &str, spec: &str| ConfigObject {
+        cluster: HOME_CLUSTER.into(),
         kind: kind.into(),
         namespace: ns.into(),
         name: "x".into(),
@@ -253,6 +260,7 @@ fn cluster(with_labels: bool) -> ClusterData {
         .into_iter()
         .collect(),
         services: vec![ServiceInfo {
+            cluster: HOME_CLUSTER.into(),
             namespace: REQUESTED.into(),
             name: "b".into(),
             labels: RVec::new(),

@@ -129,6 +129,9 @@ pub struct Node {
     pub id: RString,
     /// Node kind.
     pub node_type: NodeType,
+    /// The cluster the node runs in, from `source_cluster` / `destination_cluster`;
+    /// `unknown` when the telemetry does not say.
+    pub cluster: RString,
     /// Namespace.
     pub namespace: RString,
     /// Workload name, or empty.
@@ -168,11 +171,17 @@ pub struct Node {
 }
 
 impl Node {
-    /// A node with the given identity and no traffic or flags.
+    /// A node with the given identity and no traffic or flags, in cluster `unknown`.
     pub fn new(id: &str, node_type: NodeType, namespace: &str) -> Self {
+        Self::new_in(id, node_type, UNKNOWN_CLUSTER, namespace)
+    }
+
+    /// A node with the given identity and no traffic or flags, in `cluster`.
+    pub fn new_in(id: &str, node_type: NodeType, cluster: &str, namespace: &str) -> Self {
         Node {
             id: id.into(),
             node_type,
+            cluster: cluster.into(),
             namespace: namespace.into(),
             workload: RString::new(),
             app: RString::new(),
@@ -199,6 +208,9 @@ impl Node {
         set_field(&mut self.extra, key, value)
     }
 }
+
+/// The cluster of a node whose telemetry names none.
+pub const UNKNOWN_CLUSTER: &str = "unknown";
 
 /// One directed edge, keyed by (source, target, protocol).
 #[repr(C)]
@@ -323,4 +335,8 @@ pub struct GraphRequest {
     pub duration_metric: RString,
     /// Multiply values of `duration_metric` by this to get milliseconds (1 or 1000).
     pub duration_to_ms: f64,
+    /// The name of the cluster meshlens runs in (`cluster.name`, default `Kubernetes`).
+    /// Its nodes' ids carry no cluster; an appender looks up a node of cluster `unknown`
+    /// here.
+    pub home_cluster: RString,
 }

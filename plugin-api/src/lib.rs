@@ -71,7 +71,9 @@ pub use dashboards::{
     DashboardTemplate, DataType, ProviderTier, TemplateSource,
 };
 pub use export::{Components, PluginMod, PluginMod_Ref};
-pub use graph::{Edge, EdgeRates, Graph, GraphRequest, GraphType, Node, NodeRates, NodeType};
+pub use graph::{
+    Edge, EdgeRates, Graph, GraphRequest, GraphType, Node, NodeRates, NodeType, UNKNOWN_CLUSTER,
+};
 pub use label_set::LabelSet;
 pub use metrics::{
     BackendStatus, HistogramStat, MatchOp, Matcher, MetricQuery, QueryResult, QueryTime, RangeFunc,

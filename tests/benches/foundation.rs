@@ -27,6 +27,7 @@ fn request() -> GraphRequest {
         identity_domain: "svc.cluster.local".into(),
         duration_metric: "istio_request_duration_milliseconds".into(),
         duration_to_ms: 1.0,
+        home_cluster: "Kubernetes".into(),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Node identities (as Kiali v0.14's `graph/graph.go` forms them) and the hops a series is
-//! recorded on.
+//! Node identities (as Kiali v0.14's `graph/graph.go` forms them, with Kiali v2's cluster
+//! for nodes of clusters other than the home one: `graph/types.go`, `Id`) and the hops a
+//! series is recorded on.
 //!
 //! Graphs of tens of thousands of edges are matched against as many series per request, so
 //! the per-series path allocates nothing: a [`NodeRef`] borrows its fields from the labels
@@ -16,6 +17,11 @@ use crate::{UNKNOWN, is_ok, labels};
 pub struct NodeRef<'a> {
     /// Kind of node.
     pub node_type: NodeType,
+    /// Cluster (`unknown` when the telemetry does not say).
+    pub cluster: &'a str,
+    /// Whether the id carries the cluster: a known cluster other than the home one. Home
+    /// and `unknown` nodes keep the ids they had before clusters (see [`NodeRef::in_cluster`]).
+    pub cluster_in_id: bool,
     /// Namespace.
     pub namespace: &'a str,
     /// Workload (trimmed).
@@ -28,12 +34,25 @@ pub struct NodeRef<'a> {
     pub service: &'a str,
 }
 
-impl NodeRef<'_> {
-    /// Replaces `buf` with the internal id, e.g. `wl_bookinfo_productpage-v1`.
+impl<'a> NodeRef<'a> {
+    /// This identity in `cluster`, with `home` the home cluster's name: the id carries the
+    /// cluster unless it is `home`, `unknown` or empty.
+    pub fn in_cluster(mut self, cluster: &'a str, home: &str) -> Self {
+        self.cluster = if cluster.is_empty() { UNKNOWN } else { cluster };
+        self.cluster_in_id = is_ok(cluster) && cluster != home;
+        self
+    }
+
+    /// Replaces `buf` with the internal id, e.g. `wl_bookinfo_productpage-v1`, or
+    /// `wl_west_bookinfo_productpage-v1` in cluster `west` (not the home one).
     pub fn write_id(&self, buf: &mut String) {
         buf.clear();
         let (prefix, parts): (&str, [&str; 2]) = match self.node_type {
             NodeType::Unknown => {
+                if self.cluster_in_id {
+                    buf.push_str(self.cluster);
+                    buf.push('_');
+                }
                 buf.push_str("unknown_source");
                 return;
             }
@@ -45,6 +64,10 @@ impl NodeRef<'_> {
             NodeType::App => ("app_", [self.app, ""]),
         };
         buf.push_str(prefix);
+        if self.cluster_in_id {
+            buf.push_str(self.cluster);
+            buf.push('_');
+        }
         buf.push_str(self.namespace);
         for p in parts.iter().filter(|p| !p.is_empty()) {
             buf.push('_');
@@ -54,7 +77,7 @@ impl NodeRef<'_> {
 
     /// A graph node with this identity, under internal id `id` (from [`NodeRef::write_id`]).
     pub fn to_node(&self, id: &str) -> Node {
-        let mut n = Node::new(id, self.node_type, self.namespace);
+        let mut n = Node::new_in(id, self.node_type, self.cluster, self.namespace);
         n.workload = self.workload.into();
         n.app = self.app.into();
         n.version = self.version.into();
@@ -70,7 +93,8 @@ impl NodeRef<'_> {
     }
 }
 
-/// Classifies a node from its telemetry values and trims its fields.
+/// Classifies a node from its telemetry values and trims its fields; the node is in
+/// cluster `unknown` ([`NodeRef::in_cluster`] places it).
 ///
 /// Returns `None` when none of workload, app and service is usable (Kiali fails the whole
 /// request there; we skip the sample instead).
@@ -84,6 +108,8 @@ pub fn node_ref<'a>(
 ) -> Option<NodeRef<'a>> {
     let r = |node_type, workload, app, version, service| NodeRef {
         node_type,
+        cluster: UNKNOWN,
+        cluster_in_id: false,
         namespace,
         workload,
         app,
@@ -161,6 +187,10 @@ pub struct SeriesLabels<'a> {
     pub grpc_status: Option<&'a str>,
     /// `connection_security_policy`
     pub security: Option<&'a str>,
+    /// `source_cluster`
+    pub src_cluster: Option<&'a str>,
+    /// `destination_cluster`
+    pub dst_cluster: Option<&'a str>,
 }
 
 impl<'a> SeriesLabels<'a> {
@@ -190,10 +220,12 @@ impl<'a> SeriesLabels<'a> {
         let (want, slot) = match name.len() {
             10 => (labels::SRC_APP, &mut self.src_app),
             13 => (labels::CODE, &mut self.code),
+            14 if name.as_bytes()[7] == b'c' => (labels::SRC_CLUSTER, &mut self.src_cluster),
             14 => (labels::SRC_VER, &mut self.src_ver),
             15 if name.as_bytes()[0] == b's' => (labels::SRC_WL, &mut self.src_wl),
             15 => (labels::DST_APP, &mut self.dst_app),
             16 => (labels::PROTOCOL, &mut self.protocol),
+            19 if name.as_bytes()[12] == b'c' => (labels::DST_CLUSTER, &mut self.dst_cluster),
             19 => (labels::DST_VER, &mut self.dst_ver),
             20 if name.as_bytes()[0] == b'd' => (labels::DST_WL, &mut self.dst_wl),
             20 => (labels::GRPC_STATUS, &mut self.grpc_status),
@@ -207,7 +239,22 @@ impl<'a> SeriesLabels<'a> {
         (name == want).then_some(slot)
     }
 
-    /// The source node (service always empty), if identifiable.
+    /// The source and destination clusters, as Kiali v2 reads them
+    /// (`graph/telemetry/istio/util/util.go`, `HandleClusters` and `HandleDestination`): a
+    /// missing label is `unknown`, and an unknown destination cluster of a request from a
+    /// known cluster to a known namespace is the source's (istio#29373 reported
+    /// `destination_cluster="unknown"` for requests within one cluster).
+    pub fn clusters(&self) -> (&'a str, &'a str) {
+        let src = self.src_cluster.filter(|c| !c.is_empty()).unwrap_or(UNKNOWN);
+        let dst = self.dst_cluster.filter(|c| !c.is_empty()).unwrap_or(UNKNOWN);
+        if !is_ok(dst) && is_ok(src) && is_ok(self.dest_namespace()) {
+            return (src, src);
+        }
+        (src, dst)
+    }
+
+    /// The source node (service always empty), if identifiable; in cluster `unknown`
+    /// ([`SeriesLabels::hops`] places the nodes in their clusters).
     pub fn source(&self, graph_type: GraphType) -> Option<NodeRef<'a>> {
         let g = |v: Option<&'a str>| v.unwrap_or(UNKNOWN);
         node_ref(g(self.src_ns), g(self.src_wl), g(self.src_app), g(self.src_ver), "", graph_type)
@@ -234,19 +281,24 @@ impl<'a> SeriesLabels<'a> {
         )
     }
 
-    /// The hops this series is recorded on.
+    /// The hops this series is recorded on, each node in its cluster ([`Self::clusters`];
+    /// `home` is the home cluster's name, whose nodes' ids carry no cluster).
     ///
     /// Without service injection one hop; with it (and a known destination service, and a
     /// destination that is not already a service node) two: source → service, service →
-    /// destination.
-    pub fn hops(&self, graph_type: GraphType, inject: bool) -> Hops<'a> {
+    /// destination. The injected service is in the destination's cluster.
+    pub fn hops(&self, graph_type: GraphType, inject: bool, home: &str) -> Hops<'a> {
         let (Some(src), Some(dst)) = (self.source(graph_type), self.dest(graph_type)) else {
             return Hops { nodes: [None; 3] };
         };
+        let (src_cluster, dst_cluster) = self.clusters();
+        let (src, dst) = (src.in_cluster(src_cluster, home), dst.in_cluster(dst_cluster, home));
         let svc = self.dst_svc.unwrap_or("");
         if inject && dst.node_type != NodeType::Service && is_ok(svc) {
             let s = NodeRef {
                 node_type: NodeType::Service,
+                cluster: dst.cluster,
+                cluster_in_id: dst.cluster_in_id,
                 namespace: self.dest_namespace(),
                 workload: "",
                 app: "",

@@ -84,13 +84,15 @@ impl<'g> EdgeIndex<'g> {
     }
 
     /// `(edge, value)` for each hop of each series of `results` that `pick` gives a value
-    /// (`None` skips the series). Big results are matched on all cores; the pairs come back
+    /// (`None` skips the series), with `home` the home cluster's name (node ids of other
+    /// clusters carry theirs). Big results are matched on all cores; the pairs come back
     /// in result order.
     pub fn hits<'r, T: Copy + Send>(
         &self,
         results: &'r [QueryResult],
         graph_type: GraphType,
         inject: bool,
+        home: &str,
         on: OnHops,
         pick: impl Fn(&'r Series, &SeriesLabels<'r>) -> Option<T> + Sync,
     ) -> Vec<(usize, T)> {
@@ -104,7 +106,7 @@ impl<'g> EdgeIndex<'g> {
                 let Some(v) = pick(s, &sl) else {
                     continue;
                 };
-                let chain = sl.hops(graph_type, inject);
+                let chain = sl.hops(graph_type, inject, home);
                 let filled = ids.fill(&chain);
                 // A chain of n ids has n - 1 hops; the last is the one into the destination.
                 let skip = match on {

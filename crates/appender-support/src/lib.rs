@@ -27,6 +27,14 @@ pub fn is_ok(s: &str) -> bool {
     !s.is_empty() && s != UNKNOWN
 }
 
+/// The cluster whose objects describe a node or an object of cluster `cluster`: itself,
+/// or `home` when it is unknown (telemetry without cluster labels, as older Istio wrote
+/// it and a single cluster may still write it) or empty (data from before clusters).
+/// Appenders key their lookups by this, so a node is matched in its own cluster only.
+pub fn lookup_cluster<'a>(cluster: &'a str, home: &'a str) -> &'a str {
+    if is_ok(cluster) { cluster } else { home }
+}
+
 /// Label names of request telemetry.
 pub mod labels {
     /// `source_workload_namespace`
@@ -61,10 +69,28 @@ pub mod labels {
     pub const SECURITY: &str = "connection_security_policy";
     /// `reporter`
     pub const REPORTER: &str = "reporter";
+    /// `source_cluster`
+    pub const SRC_CLUSTER: &str = "source_cluster";
+    /// `destination_cluster`
+    pub const DST_CLUSTER: &str = "destination_cluster";
 
-    /// The edge labels every graph query groups by (source and destination identity).
-    pub const EDGE: [&str; 9] =
-        [SRC_NS, SRC_WL, SRC_APP, SRC_VER, DST_SVC_NS, DST_SVC, DST_WL, DST_APP, DST_VER];
+    /// The edge labels every graph query groups by (source and destination identity, the
+    /// clusters included as Kiali v2 groups them: `graph/telemetry/istio/istio.go`). In one
+    /// cluster every series of an edge has the same cluster labels (or none), so grouping by
+    /// them gives the same series and numbers as before.
+    pub const EDGE: [&str; 11] = [
+        SRC_CLUSTER,
+        SRC_NS,
+        SRC_WL,
+        SRC_APP,
+        SRC_VER,
+        DST_CLUSTER,
+        DST_SVC_NS,
+        DST_SVC,
+        DST_WL,
+        DST_APP,
+        DST_VER,
+    ];
 }
 
 /// A regular expression matching exactly the given namespaces (`a|b`), regex-escaped.
@@ -148,6 +174,8 @@ mod tests {
     use super::*;
     use plugin_api::{GraphType, LabelSet, NodeType};
 
+    const HOME: &str = "Kubernetes";
+
     fn ids_empty(h: &Hops<'_>) -> bool {
         IdBuf::default().fill(h).ids().is_empty()
     }
@@ -213,6 +241,8 @@ mod tests {
             labels::CODE,
             labels::GRPC_STATUS,
             labels::SECURITY,
+            labels::SRC_CLUSTER,
+            labels::DST_CLUSTER,
         ];
         // Decoys of the same lengths come first; a repeated name keeps its first value.
         let decoys: LabelSet =
@@ -239,6 +269,8 @@ mod tests {
             s.code,
             s.grpc_status,
             s.security,
+            s.src_cluster,
+            s.dst_cluster,
         ];
         for (n, v) in names.iter().zip(got) {
             assert_eq!(v, Some(format!("v-{n}").as_str()), "{n}");
@@ -247,6 +279,81 @@ mod tests {
             SeriesLabels::read(&decoys).src_ver.is_none()
                 && SeriesLabels::read(&decoys).dst_wl.is_none()
         );
+    }
+
+    fn call(src_cluster: Option<&str>, dst_cluster: Option<&str>) -> LabelSet {
+        let mut l: LabelSet = [
+            ("source_workload_namespace", "ns"),
+            ("source_workload", "a-v1"),
+            ("source_app", "a"),
+            ("source_version", "v1"),
+            ("destination_service_namespace", "ns"),
+            ("destination_service_name", "b"),
+            ("destination_workload_namespace", "ns"),
+            ("destination_workload", "b-v1"),
+            ("destination_app", "b"),
+            ("destination_version", "v1"),
+        ]
+        .into_iter()
+        .collect();
+        if let Some(c) = src_cluster {
+            l.push(labels::SRC_CLUSTER, c);
+        }
+        if let Some(c) = dst_cluster {
+            l.push(labels::DST_CLUSTER, c);
+        }
+        l
+    }
+
+    fn chain(l: &LabelSet, inject: bool) -> Vec<(String, String)> {
+        let h = SeriesLabels::read(l).hops(GraphType::Workload, inject, HOME);
+        h.nodes().map(|n| (n.id(), n.cluster.to_string())).collect()
+    }
+
+    #[test]
+    fn other_clusters_put_their_name_in_ids_home_and_unknown_do_not() {
+        let pair = |a: &str, ac: &str, b: &str, bc: &str| {
+            vec![(a.to_string(), ac.to_string()), (b.to_string(), bc.to_string())]
+        };
+        // No cluster labels (older telemetry): ids as before, cluster unknown.
+        assert_eq!(
+            chain(&call(None, None), false),
+            pair("wl_ns_a-v1", "unknown", "wl_ns_b-v1", "unknown")
+        );
+        assert_eq!(
+            chain(&call(Some(HOME), Some(HOME)), false),
+            pair("wl_ns_a-v1", HOME, "wl_ns_b-v1", HOME)
+        );
+        // East (home) to west: one hop, the west end named with its cluster.
+        assert_eq!(
+            chain(&call(Some(HOME), Some("west")), false),
+            pair("wl_ns_a-v1", HOME, "wl_west_ns_b-v1", "west")
+        );
+        // istio#29373: a missing or unknown destination cluster is the source's.
+        for dst in [None, Some("unknown"), Some("")] {
+            assert_eq!(
+                chain(&call(Some("west"), dst), false),
+                pair("wl_west_ns_a-v1", "west", "wl_west_ns_b-v1", "west"),
+                "{dst:?}"
+            );
+        }
+        // ... unless the source's is unknown too.
+        assert_eq!(
+            chain(&call(Some("unknown"), None), false),
+            pair("wl_ns_a-v1", "unknown", "wl_ns_b-v1", "unknown")
+        );
+        // The injected service is in the destination's cluster.
+        let c = chain(&call(Some(HOME), Some("west")), true);
+        assert_eq!(c[1], ("svc_west_ns_b".to_string(), "west".to_string()));
+        // An unknown caller of another cluster.
+        let k = node_ref("unknown", "unknown", "unknown", "unknown", "", GraphType::Workload)
+            .unwrap()
+            .in_cluster("west", HOME);
+        assert_eq!(k.id(), "west_unknown_source");
+        assert_eq!(k.to_node("x").cluster.as_str(), "west");
+        assert_eq!(lookup_cluster("unknown", HOME), HOME);
+        assert_eq!(lookup_cluster("", HOME), HOME);
+        assert_eq!(lookup_cluster("west", HOME), "west");
     }
 
     #[test]
@@ -301,14 +408,14 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let h = SeriesLabels::read(&l).hops(GraphType::Workload, true);
+        let h = SeriesLabels::read(&l).hops(GraphType::Workload, true, HOME);
         assert_eq!(h.len(), 2);
         let mut ids = IdBuf::default();
         let pairs: Vec<(&str, &str)> = ids.fill(&h).pairs().collect();
         assert_eq!(pairs, [("wl_ns_a-v1", "svc_ns_b"), ("svc_ns_b", "wl_ns_b-v1")]);
         let ids: Vec<String> = h.nodes().map(|n| n.id()).collect();
         assert_eq!(ids, ["wl_ns_a-v1", "svc_ns_b", "wl_ns_b-v1"]);
-        let h = SeriesLabels::read(&l).hops(GraphType::Workload, false);
+        let h = SeriesLabels::read(&l).hops(GraphType::Workload, false, HOME);
         assert_eq!(h.len(), 1);
         assert_eq!(
             h.pairs().map(|(s, d)| (s.id(), d.id())).collect::<Vec<_>>(),
@@ -319,7 +426,7 @@ mod tests {
             .filter(|(n, _)| !n.starts_with("source"))
             .chain([("source_workload_namespace", "ns")])
             .collect();
-        let h = SeriesLabels::read(&nameless).hops(GraphType::Workload, true);
+        let h = SeriesLabels::read(&nameless).hops(GraphType::Workload, true, HOME);
         assert!(h.is_empty() && ids_empty(&h));
     }
 }

@@ -36,7 +36,7 @@ pub use config::{ClusterConfig, RemoteCluster, Settings, SourceKind};
 pub use mesh::{MeshKind, MeshObject, MeshSpec};
 pub use meshlens_params::HumanDuration;
 pub use model::{App, ClusterState, NamespaceState, Workload, WorkloadKind};
-pub use plugin::{config_object, workload_info};
+pub use plugin::{config_object, config_object_in, workload_info, workload_info_in};
 
 /// What can go wrong in the cluster model.
 #[derive(Debug, thiserror::Error)]

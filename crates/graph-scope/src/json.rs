@@ -90,7 +90,8 @@ impl Subject for JsonElement<'_> {
             Flag::Root => "isRoot",
             Flag::ServiceEntry => "isServiceEntry",
             Flag::Inaccessible => "isInaccessible",
-            Flag::Box => "isGroup",
+            // A `groupBy` box (`isGroup`) or a `boxBy` one (`isBox`).
+            Flag::Box => return truthy(self.0.get("isGroup")) || truthy(self.0.get("isBox")),
             Flag::Mtls => "isMTLS",
         };
         truthy(self.0.get(key))

@@ -45,6 +45,7 @@ pub fn build_graph_until<R: Borrow<QueryResult>>(
         .flat_map(|(p, r)| r.borrow().series.iter().map(move |s| (p, s)))
         .collect();
     let (graph_type, inject) = (opts.graph_type, opts.inject_service_nodes);
+    let home = opts.settings.home_cluster.as_str();
     let ambient = &*opts.ambient;
     let mut b = Builder::new(graph_type, items.len());
     try_map_chunks_in_order(
@@ -54,7 +55,7 @@ pub fn build_graph_until<R: Borrow<QueryResult>>(
             let mut ids = Ids::default();
             let hops: Vec<Resolved<'_>> = chunk
                 .iter()
-                .filter_map(|(p, s)| resolve(p, s, graph_type, inject, ambient, &mut ids))
+                .filter_map(|(p, s)| resolve(p, s, (graph_type, inject, home), ambient, &mut ids))
                 .collect();
             (ids.text, hops)
         },
@@ -98,14 +99,15 @@ struct Resolved<'a> {
 const ID_HASH: FixedState = FixedState::with_seed(0x6d65_7368_6c65_6e73);
 
 /// Reads one series; `None` when it adds nothing (filtered, no value, or unnamed ends).
+/// `how` is the graph type, whether service nodes are injected and the home cluster.
 fn resolve<'a>(
     p: &PlannedQuery,
     s: &'a Series,
-    graph_type: GraphType,
-    inject: bool,
+    how: (GraphType, bool, &str),
     ambient: &AmbientWorkloads,
     ids: &mut Ids,
 ) -> Option<Resolved<'a>> {
+    let (graph_type, inject, home) = how;
     let labels = &s.labels;
     if !p.skip_if.is_empty() && p.skip_if.iter().all(|(n, v)| labels.get(n) == Some(v.as_str())) {
         return None;
@@ -158,7 +160,7 @@ fn resolve<'a>(
         TrafficKind::Requests => sl.protocol.unwrap_or(""),
     };
     let code = sl.code.unwrap_or("");
-    let chain = sl.hops(graph_type, inject);
+    let chain = sl.hops(graph_type, inject, home);
     if chain.is_empty() {
         tracing::warn!("skipping a traffic sample whose source or destination cannot be named");
         return None;
@@ -304,6 +306,11 @@ impl Builder {
                 continue;
             }
             let n = &mut self.graph.nodes[i];
+            // Home and `unknown` nodes share ids: a report that names the cluster wins over
+            // one that does not (a caller outside the mesh is often reported without it).
+            if k.cluster != n.cluster.as_str() && appender_support::is_ok(k.cluster) {
+                n.cluster = k.cluster.into();
+            }
             let checks = n.node_type == NodeType::Workload
                 || (n.node_type == NodeType::App && self.graph_type == GraphType::VersionedApp);
             if checks {

@@ -55,6 +55,31 @@ fn node_line(out: &mut String, indent: &str, o: &NodeOut<'_>) {
     );
 }
 
+/// A box as a DOT cluster at nesting `depth`, its members inside.
+fn write_box(
+    out: &mut String,
+    depth: usize,
+    b: &NodeOut<'_>,
+    members: &appender_support::FastMap<Hash32, Vec<&NodeOut<'_>>>,
+) {
+    let indent = "  ".repeat(depth);
+    let _ = writeln!(out, "{indent}subgraph {} {{", quote(&format!("cluster_{}", b.id)));
+    let label = match b.is_box {
+        "cluster" => format!("cluster {}", b.cluster()),
+        "namespace" => format!("{} ({})", b.namespace(), b.cluster()),
+        _ => format!("{} ({})", b.app(), b.namespace()),
+    };
+    let _ = writeln!(out, "{indent}  label={};", quote(&label));
+    for m in members.get(&b.id).into_iter().flatten() {
+        if m.node.is_some() {
+            node_line(out, &format!("{indent}  "), m);
+        } else if depth < 4 {
+            write_box(out, depth + 1, m, members);
+        }
+    }
+    let _ = writeln!(out, "{indent}}}");
+}
+
 impl GraphOutput<'_> {
     /// The graph as Graphviz DOT: nodes labelled by workload, app or service and namespace,
     /// edges by protocol and rate, boxes as clusters.
@@ -74,14 +99,9 @@ impl GraphOutput<'_> {
                 members.entry(p).or_default().push(n);
             }
         }
-        for b in self.nodes.iter().filter(|n| n.node.is_none()) {
-            let _ = writeln!(out, "  subgraph {} {{", quote(&format!("cluster_{}", b.id)));
-            let label = format!("{} ({})", b.app(), b.namespace());
-            let _ = writeln!(out, "    label={};", quote(&label));
-            for m in members.get(&b.id).into_iter().flatten() {
-                node_line(&mut out, "    ", m);
-            }
-            out.push_str("  }\n");
+        // Top-level boxes, each with its members; member boxes nest (cluster, namespace, app).
+        for b in self.nodes.iter().filter(|n| n.node.is_none() && n.parent.is_none()) {
+            write_box(&mut out, 1, b, &members);
         }
         for n in self.nodes.iter().filter(|n| n.node.is_some() && n.parent.is_none()) {
             node_line(&mut out, "  ", n);

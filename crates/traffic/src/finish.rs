@@ -101,7 +101,7 @@ pub fn names_only(graph: &mut Graph, hidden: &dyn Fn(&str) -> bool) {
         if ns == appender_support::UNKNOWN || !hidden(ns) {
             continue;
         }
-        let mut bare = Node::new(n.id.as_str(), n.node_type, ns);
+        let mut bare = Node::new_in(n.id.as_str(), n.node_type, n.cluster.as_str(), ns);
         bare.workload = std::mem::take(&mut n.workload);
         bare.app = std::mem::take(&mut n.app);
         bare.version = std::mem::take(&mut n.version);

@@ -234,12 +234,21 @@ impl Pretty {
             self.key_hash("parent", p);
         }
         self.key_plain("nodeType", o.node_type());
+        self.key_string("cluster", o.cluster());
         self.key_string("namespace", o.namespace());
         if let Some(b) = o.box_fields() {
-            self.key_string("app", b.app);
+            // A `groupBy` box always names its app; a `boxBy` box only an app box does.
+            if o.is_box.is_empty() || !b.app.is_empty() {
+                self.key_string("app", b.app);
+            }
             self.flag("hasMissingSC", b.has_missing_sc);
+            if !o.is_box.is_empty() {
+                self.key_plain("isBox", o.is_box);
+            }
             self.flag("isFind", o.is_find);
-            self.key_plain("isGroup", o.is_group);
+            if o.is_box.is_empty() {
+                self.key_plain("isGroup", o.is_group);
+            }
             self.flag("isInaccessible", b.is_inaccessible);
             self.flag("isOutside", b.is_outside);
         } else if let Some(n) = o.node {

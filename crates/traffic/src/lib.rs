@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod ambient;
+mod boxes;
 mod build;
 mod dot;
 mod finish;
@@ -32,7 +33,8 @@ pub use build::{build_graph, build_graph_until};
 pub use finish::{BUNDLED_APPENDERS, appender_run_order, finish, names_only};
 pub use hash32::md5_hex;
 pub use options::{
-    GraphFormat, GraphLimits, GraphOptions, GraphSettings, GraphTarget, GroupBy, OptionsError,
+    BoxBy, GraphFormat, GraphLimits, GraphOptions, GraphSettings, GraphTarget, GroupBy,
+    OptionsError,
 };
 pub use output::GraphOutput;
 pub use par_chunks::Stopped;

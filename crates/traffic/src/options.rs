@@ -8,6 +8,7 @@ use plugin_api::{GraphRequest, GraphType};
 use std::sync::Arc;
 
 use crate::ambient::{AmbientTraffic, AmbientWorkloads};
+pub use crate::boxes::BoxBy;
 use crate::query::{GraphQuery, InjectParam, NotOffered};
 
 /// A rejected parameter: the host answers 400 with [`OptionsError::message`].
@@ -114,6 +115,8 @@ pub struct GraphSettings {
     pub version_label: String,
     /// The identity domain, e.g. `svc.cluster.local`.
     pub identity_domain: String,
+    /// The home cluster's name (`cluster.name`): its nodes' ids carry no cluster.
+    pub home_cluster: String,
 }
 
 impl Default for GraphSettings {
@@ -123,6 +126,7 @@ impl Default for GraphSettings {
             app_label: "app".into(),
             version_label: "version".into(),
             identity_domain: "svc.cluster.local".into(),
+            home_cluster: "Kubernetes".into(),
         }
     }
 }
@@ -164,6 +168,8 @@ pub struct GraphOptions {
     pub graph_type: GraphType,
     /// `groupBy`.
     pub group_by: GroupBy,
+    /// `boxBy`.
+    pub box_by: BoxBy,
     /// `includeMesh`.
     pub include_mesh: bool,
     /// `injectServiceNodes` (forced on for graphType=service).
@@ -336,6 +342,7 @@ impl GraphOptions {
             namespaces,
             graph_type,
             group_by: q.group_by.unwrap_or(GroupBy::None),
+            box_by: q.box_by.unwrap_or_default(),
             include_mesh: q.include_mesh.is_some_and(|f| f.0),
             duration_secs,
             query_time,
@@ -378,6 +385,7 @@ impl GraphOptions {
             identity_domain: self.settings.identity_domain.as_str().into(),
             duration_metric: duration_metric.into(),
             duration_to_ms,
+            home_cluster: self.settings.home_cluster.as_str().into(),
         }
     }
 }
@@ -453,6 +461,8 @@ mod tests {
         let cases = [
             ("graphType", "x", "app, service, versionedApp, workload"),
             ("groupBy", "x", "app, none, version"),
+            ("boxBy", "cluster,version", "app, cluster, namespace"),
+            ("boxBy", "Cluster", "app, cluster, namespace"),
             ("includeMesh", "x", "true, false"),
             ("injectServiceNodes", "x", "true, false"),
             ("duration", "10 minutes", "10m"),

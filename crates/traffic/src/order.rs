@@ -69,7 +69,7 @@ pub(crate) fn sort_nodes(nodes: Vec<NodeOut<'_>>) -> Vec<NodeOut<'_>> {
                 break;
             }
         }
-        (ns, std::cmp::Reverse(short_name(k.1.0)), names)
+        (ns, k.1, names)
     };
     sorted(nodes, key, |a, b| sort_key(a).cmp(&sort_key(b)).then_with(|| a.id.cmp(&b.id)))
 }
@@ -84,23 +84,34 @@ fn short_name(s: &str) -> u128 {
     (u128::from(u64::from_be_bytes(b)) << 8) | s.len().min(9) as u128
 }
 
-/// Namespace, boxes first, app, version, service, workload.
+/// Where a node sorts among those of its namespace: boxes first, outer ones before inner
+/// ones (a parent before its members, as Kiali v2's `graph/config/common` ranks them).
+fn box_rank(n: &NodeOut<'_>) -> u8 {
+    match n.is_box {
+        "cluster" => 0,
+        "namespace" => 1,
+        _ if n.node.is_none() => 2,
+        _ => 3,
+    }
+}
+
+/// Namespace, boxes first, app, version, service, workload, then cluster (the same names
+/// in two clusters sort side by side; a cluster box, of no namespace, sorts first).
 #[allow(clippy::type_complexity)]
-fn sort_key<'a>(
-    n: &NodeOut<'a>,
-) -> (&'a str, std::cmp::Reverse<&'static str>, &'a str, &'a str, &'a str, &'a str) {
+fn sort_key<'a>(n: &NodeOut<'a>) -> (&'a str, u8, &'a str, &'a str, &'a str, &'a str, &'a str) {
     let f = |g: fn(&'a Node) -> &'a str| n.node.map(g).unwrap_or("");
-    let (namespace, app) = match (&n.node, &n.box_fields) {
-        (Some(x), _) => (x.namespace.as_str(), x.app.as_str()),
-        (None, Some(b)) => (b.namespace, b.app),
-        (None, None) => ("", ""),
+    let (namespace, app, cluster) = match (&n.node, &n.box_fields) {
+        (Some(x), _) => (x.namespace.as_str(), x.app.as_str(), x.cluster.as_str()),
+        (None, Some(b)) => (b.namespace, b.app, b.cluster),
+        (None, None) => ("", "", ""),
     };
     (
         namespace,
-        std::cmp::Reverse(n.is_group),
+        box_rank(n),
         app,
         f(|x| x.version.as_str()),
         f(|x| x.service.as_str()),
         f(|x| x.workload.as_str()),
+        cluster,
     )
 }

@@ -6,16 +6,18 @@ use appender_support::node_positions;
 use par_chunks::{Stopped, try_map_chunks};
 use plugin_api::{Edge, Graph, GraphType, Node, NodeType};
 
+use crate::boxes::add_boxes;
 use crate::fixed::Fixed;
 use crate::hash32::Hash32;
-use crate::options::{GraphOptions, GroupBy};
+use crate::options::GraphOptions;
 use crate::order::{hash_ranks, sort_nodes};
 
 /// Keys of the spec's own fields; an appender's open field with one of these names is ignored.
-pub(crate) const RESERVED: [&str; 27] = [
+pub(crate) const RESERVED: [&str; 29] = [
     "id",
     "parent",
     "nodeType",
+    "cluster",
     "namespace",
     "workload",
     "app",
@@ -26,6 +28,7 @@ pub(crate) const RESERVED: [&str; 27] = [
     "hasCB",
     "hasMissingSC",
     "hasVS",
+    "isBox",
     "isDead",
     "isFind",
     "isGroup",
@@ -58,8 +61,10 @@ pub struct NodeOut<'a> {
     pub id: Hash32,
     /// Box id, when grouped.
     pub parent: Option<Hash32>,
-    /// `isGroup` of a box (`app` or `version`), else empty.
+    /// `isGroup` of a `groupBy` box (`app` or `version`), else empty.
     pub is_group: &'static str,
+    /// `isBox` of a `boxBy` box (`cluster`, `namespace` or `app`), else empty.
+    pub is_box: &'static str,
     /// The graph node; `None` for boxes.
     pub node: Option<&'a Node>,
     /// Box fields: node type, namespace, app and the OR-ed flags.
@@ -74,6 +79,7 @@ pub struct NodeOut<'a> {
 
 #[derive(Debug, Clone)]
 pub(crate) struct BoxFields<'a> {
+    pub(crate) cluster: &'a str,
     pub(crate) namespace: &'a str,
     pub(crate) app: &'a str,
     pub(crate) has_missing_sc: bool,
@@ -287,6 +293,7 @@ impl<'a> GraphOutput<'a> {
                 id,
                 parent: None,
                 is_group: "",
+                is_box: "",
                 node: Some(n),
                 box_fields: None,
                 traffic: if light.is_none() && node_kept(i) { node_traffic(n) } else { Vec::new() },
@@ -408,6 +415,12 @@ impl<'a> NodeOut<'a> {
     pub(crate) fn box_fields(&self) -> Option<&BoxFields<'a>> {
         self.box_fields.as_ref()
     }
+    pub(crate) fn cluster(&self) -> &str {
+        self.node
+            .map(|n| n.cluster.as_str())
+            .or(self.box_fields.as_ref().map(|b| b.cluster))
+            .unwrap_or("")
+    }
     pub(crate) fn namespace(&self) -> &str {
         self.node
             .map(|n| n.namespace.as_str())
@@ -417,67 +430,12 @@ impl<'a> NodeOut<'a> {
     pub(crate) fn app(&self) -> &str {
         self.node.map(|n| n.app.as_str()).or(self.box_fields.as_ref().map(|b| b.app)).unwrap_or("")
     }
-    /// The node type as serialised.
+    /// The node type as serialised: a `boxBy` box is `box`, a `groupBy` box `app`.
     pub fn node_type(&self) -> &'static str {
-        self.node.map(|n| n.node_type.as_str()).unwrap_or(NodeType::App.as_str())
+        match self.node {
+            Some(n) => n.node_type.as_str(),
+            None if !self.is_box.is_empty() => "box",
+            None => NodeType::App.as_str(),
+        }
     }
-}
-/// Groups nodes into app boxes (`groupBy=app`, not for service graphs) or version boxes
-/// (`groupBy=version`, versionedApp graphs, app nodes only); buckets of one get no box.
-fn add_boxes<'a>(opts: &GraphOptions, nodes: &mut Vec<NodeOut<'a>>) {
-    let (is_group, member): (&'static str, fn(&Node) -> bool) =
-        match (opts.group_by, opts.graph_type) {
-            (GroupBy::App, t) if t != GraphType::Service => ("app", |_| true),
-            (GroupBy::Version, GraphType::VersionedApp) => {
-                ("version", |n| n.node_type == NodeType::App)
-            }
-            _ => return,
-        };
-    // Members grouped by (namespace, app); the order boxes are made in does not matter,
-    // the node sort does.
-    let mut keyed: Vec<(&'a str, &'a str, usize)> = nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, o)| o.node.map(|n| (n, i)))
-        .filter(|(n, _)| appender_support::is_ok(n.app.as_str()) && member(n))
-        .map(|(n, i)| (n.namespace.as_str(), n.app.as_str(), i))
-        .collect();
-    keyed.sort_unstable();
-    let mut boxes = Vec::new();
-    for group in keyed.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
-        if group.len() < 2 {
-            continue;
-        }
-        let (namespace, app, _) = group[0];
-        let id = Hash32::of(&[b"box_", namespace.as_bytes(), b"_", app.as_bytes()]);
-        let mut bf = BoxFields {
-            namespace,
-            app,
-            has_missing_sc: false,
-            is_inaccessible: false,
-            is_outside: false,
-        };
-        for &(_, _, m) in group {
-            if let Some(n) = nodes[m].node {
-                bf.has_missing_sc |= n.has_missing_sc;
-                bf.is_inaccessible |= n.is_inaccessible;
-                bf.is_outside |= n.is_outside;
-            }
-        }
-        for &(_, _, m) in group {
-            nodes[m].parent = Some(id);
-        }
-        boxes.push(NodeOut {
-            id,
-            parent: None,
-            is_group,
-            node: None,
-            box_fields: Some(bf),
-            traffic: Vec::new(),
-            is_find: false,
-            pos: None,
-        });
-    }
-    // Re-borrow lifetimes: box fields point into the graph, like the nodes do.
-    nodes.extend(boxes);
 }

@@ -9,7 +9,7 @@ use plugin_api::GraphType;
 use serde::Deserialize;
 
 use crate::ambient::AmbientTraffic;
-use crate::options::{GraphFormat, GroupBy};
+use crate::options::{BoxBy, GraphFormat, GroupBy};
 
 /// What the five graph operations accept. graphService does not offer `injectServiceNodes`:
 /// it reads `GraphQuery<NotOffered>`, so any value there is ignored as before.
@@ -25,6 +25,9 @@ pub struct GraphQuery<I = Flag> {
     /// `groupBy`.
     #[serde(rename = "groupBy", deserialize_with = "first")]
     pub group_by: Option<GroupBy>,
+    /// `boxBy`: Kiali v2's comma-separated `cluster`, `namespace`, `app`.
+    #[serde(rename = "boxBy", deserialize_with = "first")]
+    pub box_by: Option<BoxBy>,
     /// `includeMesh`.
     #[serde(rename = "includeMesh", deserialize_with = "first")]
     pub include_mesh: Option<Flag>,
@@ -83,6 +86,24 @@ impl FromStr for GroupBy {
             "version" => Ok(GroupBy::Version),
             _ => Err("allowed values are app, none, version"),
         }
+    }
+}
+
+impl FromStr for BoxBy {
+    type Err = &'static str;
+    /// Comma-separated, in any order, empty items ignored (Kiali v2's `boxBy`,
+    /// `graph/types.go`: `BoxByCluster`, `BoxByNamespace`, `BoxByApp`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut b = BoxBy::default();
+        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+            match item {
+                "cluster" => b.cluster = true,
+                "namespace" => b.namespace = true,
+                "app" => b.app = true,
+                _ => return Err("allowed values are app, cluster, namespace (comma-separated)"),
+            }
+        }
+        Ok(b)
     }
 }
 

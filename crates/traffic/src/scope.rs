@@ -185,9 +185,21 @@ impl<'a> GraphOutput<'a> {
         if hidden.is_empty() {
             return;
         }
-        // A hidden box takes its members.
-        self.nodes
-            .retain(|n| !hidden.contains(&n.id) && !n.parent.is_some_and(|p| hidden.contains(&p)));
+        // A hidden box takes its members, and a member box its own (boxes nest up to three
+        // deep: cluster, namespace, app).
+        let mut hidden = hidden;
+        loop {
+            let before = hidden.len();
+            for n in &self.nodes {
+                if n.parent.is_some_and(|p| hidden.contains(&p)) {
+                    hidden.insert(n.id);
+                }
+            }
+            if hidden.len() == before {
+                break;
+            }
+        }
+        self.nodes.retain(|n| !hidden.contains(&n.id));
         self.keep_boxes_with_members(None);
         self.keep_edges_between_nodes();
     }
@@ -209,9 +221,26 @@ impl<'a> GraphOutput<'a> {
                 adjacent[t].push(s);
             }
         }
-        // A focused box starts from its members.
+        // A focused box starts from its members, those of its member boxes included.
         let mut frontier: Vec<usize> = if start.node.is_none() {
-            (0..self.nodes.len()).filter(|&i| self.nodes[i].parent == Some(start_id)).collect()
+            let mut inside: HashSet<Hash32> = HashSet::from([start_id]);
+            loop {
+                let before = inside.len();
+                for n in self.nodes.iter().filter(|n| n.node.is_none()) {
+                    if n.parent.is_some_and(|p| inside.contains(&p)) {
+                        inside.insert(n.id);
+                    }
+                }
+                if inside.len() == before {
+                    break;
+                }
+            }
+            (0..self.nodes.len())
+                .filter(|&i| {
+                    let n = &self.nodes[i];
+                    n.node.is_some() && n.parent.is_some_and(|p| inside.contains(&p))
+                })
+                .collect()
         } else {
             vec![index[&start_id]]
         };
@@ -241,10 +270,18 @@ impl<'a> GraphOutput<'a> {
         Ok(())
     }
 
-    /// Drops boxes without a kept member (except `also`).
+    /// Drops boxes without a kept member (except `also`), inner boxes first: an outer box
+    /// whose only members were emptied boxes goes too.
     fn keep_boxes_with_members(&mut self, also: Option<Hash32>) {
-        let parents: HashSet<Hash32> = self.nodes.iter().filter_map(|n| n.parent).collect();
-        self.nodes.retain(|n| n.node.is_some() || parents.contains(&n.id) || Some(n.id) == also);
+        loop {
+            let before = self.nodes.len();
+            let parents: HashSet<Hash32> = self.nodes.iter().filter_map(|n| n.parent).collect();
+            self.nodes
+                .retain(|n| n.node.is_some() || parents.contains(&n.id) || Some(n.id) == also);
+            if self.nodes.len() == before {
+                break;
+            }
+        }
     }
 
     fn keep_edges_between_nodes(&mut self) {
@@ -260,7 +297,10 @@ impl Subject for NodeOut<'_> {
         match (f, self.node, self.box_fields()) {
             (Field::NodeType, ..) => Some(self.node_type()),
             (Field::Namespace, ..) => Some(self.namespace()),
-            (Field::App, _, Some(b)) => Some(b.app),
+            // As the JSON says: a `boxBy` box other than an app box has no app.
+            (Field::App, _, Some(b)) => {
+                Some(b.app).filter(|a| self.is_box.is_empty() || present(a))
+            }
             (Field::App, Some(n), _) => Some(n.app.as_str()).filter(|s| present(s)),
             (Field::Version, Some(n), _) => Some(n.version.as_str()).filter(|s| present(s)),
             (Field::Workload, Some(n), _) => Some(n.workload.as_str()).filter(|s| present(s)),
@@ -277,7 +317,7 @@ impl Subject for NodeOut<'_> {
                 Flag::HasMissingSc => b.has_missing_sc,
                 Flag::Inaccessible => b.is_inaccessible,
                 Flag::Outside => b.is_outside,
-                Flag::Box => !self.is_group.is_empty(),
+                Flag::Box => true,
                 _ => false,
             };
         }

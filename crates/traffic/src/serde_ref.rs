@@ -64,12 +64,20 @@ impl Serialize for NodeData<'_, '_> {
             m.serialize_entry("parent", p)?;
         }
         m.serialize_entry("nodeType", o.node_type())?;
+        m.serialize_entry("cluster", o.cluster())?;
         m.serialize_entry("namespace", o.namespace())?;
         if let Some(b) = &o.box_fields {
-            m.serialize_entry("app", b.app)?;
+            if o.is_box.is_empty() || !b.app.is_empty() {
+                m.serialize_entry("app", b.app)?;
+            }
             flag(&mut m, "hasMissingSC", b.has_missing_sc)?;
+            if !o.is_box.is_empty() {
+                m.serialize_entry("isBox", o.is_box)?;
+            }
             flag(&mut m, "isFind", o.is_find)?;
-            m.serialize_entry("isGroup", o.is_group)?;
+            if o.is_box.is_empty() {
+                m.serialize_entry("isGroup", o.is_group)?;
+            }
             flag(&mut m, "isInaccessible", b.is_inaccessible)?;
             flag(&mut m, "isOutside", b.is_outside)?;
             return m.end();

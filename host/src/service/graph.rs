@@ -20,7 +20,9 @@ use meshlens_traffic::{
     GraphTarget, PlannedQuery, appender_run_order, build_graph_until, finish, names_only,
     round_results, traffic_plan,
 };
-use plugin_api::{AppenderBox, AppenderData, ClusterKind, Graph, GraphRequest, QueryResult};
+use plugin_api::{
+    AppenderBox, AppenderData, ClusterData, ClusterKind, Graph, GraphRequest, QueryResult,
+};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::{
@@ -71,13 +73,17 @@ pub async fn graph(
     // Every requested namespace must be visible, or the whole request is refused.
     let requested: Vec<&str> = opts.namespaces.iter().map(String::as_str).collect();
     access.require(&requested).await?;
-    let cluster = st.cluster.state().await?;
-    if opts.namespaces.iter().any(|ns| cluster.namespace(ns).is_none()) {
+    let clusters = graph_clusters(st).await?;
+    // `namespaces=bookinfo` is bookinfo in every cluster: it must exist in one of them.
+    let exists = |ns: &str| clusters.iter().any(|(_, c)| c.namespace(ns).is_some());
+    if opts.namespaces.iter().any(|ns| !exists(ns)) {
         return Err(ApiError::bad_request(
             "a requested namespace does not exist or is not accessible",
         ));
     }
-    opts.ambient = Arc::new(ambient_workloads(&cluster));
+    // Ambient workloads are the home cluster's (the first).
+    opts.ambient =
+        Arc::new(clusters.first().map(|(_, c)| ambient_workloads(c)).unwrap_or_default());
     let planned = plan(st, rc, opts).await?;
 
     // Fetch: every query of the request, sent together.
@@ -97,7 +103,7 @@ pub async fn graph(
     };
     let key = cache_key(&job);
     if let Some(key) = &key
-        && let Some(g) = st.graph_cache.get(key, &cluster)
+        && let Some(g) = st.graph_cache.get(key, &clusters)
     {
         // The same graph, finished before: only its scope and output are this request's.
         let m = st.telemetry.clone();
@@ -107,18 +113,18 @@ pub async fn graph(
     let state = st.clone();
     st.cpu
         .run(rc.scope(), slot, move |scope| {
-            let model = cluster.clone();
+            let models: Vec<Arc<ClusterState>> = clusters.iter().map(|(_, c)| c.clone()).collect();
             let m = state.telemetry.clone();
-            let (answer, graph) = on_pool(job, answers, inputs, cluster, scope, &m)?;
+            let (answer, graph) = on_pool(job, answers, inputs, clusters, scope, &m)?;
             if let Some(key) = key {
-                state.graph_cache.put(key, model, Arc::new(graph));
+                state.graph_cache.put(key, models, Arc::new(graph));
             }
             Ok(answer)
         })
         .await
 }
 
-/// What the finished graph of `job` depends on besides the cluster model (compared by
+/// What the finished graph of `job` depends on besides the cluster models (compared by
 /// identity in the cache): the options but the scope, the duration histogram, the caller's
 /// hidden namespaces. `None` for a query time not yet past, whose answers are not final
 /// (the answer cache does not keep them either).
@@ -126,7 +132,7 @@ fn cache_key<R>(job: &Job<R>) -> Option<String> {
     if job.opts.query_time > meshlens_params::now() {
         return None;
     }
-    // The ambient workloads come from the cluster model, which is part of the key already.
+    // The ambient workloads come from the cluster models, which are part of the key already.
     let mut opts = job.opts.clone();
     opts.ambient = Default::default();
     // The format is the output's business only: one finished graph answers JSON and DOT.
@@ -151,6 +157,40 @@ fn from_cache(
     m.graph_nodes.observe(g.nodes.len() as f64);
     m.graph_edges.observe(g.edges.len() as f64);
     Ok(answer)
+}
+
+/// The clusters whose models a graph reads, home first, each with the name its telemetry
+/// gives it: the home cluster, and every remote that can be read now. A remote that is lost
+/// or not yet synced is left out at once (never waited for), so it cannot slow or fail the
+/// graph of the others; its nodes still come from the telemetry, judged without its objects.
+async fn graph_clusters(st: &AppState) -> Result<Vec<(String, Arc<ClusterState>)>, ApiError> {
+    let home = st.clusters.home();
+    let mut out = vec![(home.name.clone(), home.cluster.state().await?)];
+    for m in st.clusters.members().iter().filter(|m| m.remote) {
+        match m.cluster.state_if_reachable().await {
+            Ok(state) => out.push((m.name.clone(), state)),
+            Err(e) => {
+                tracing::debug!(cluster = %m.name, error = %e, "graph without this cluster's objects")
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The cluster data of `kinds` over every cluster, each item naming its cluster.
+fn cluster_data(
+    clusters: &[(String, Arc<ClusterState>)],
+    kinds: &[ClusterKind],
+    namespaces: &[String],
+) -> ClusterData {
+    let mut all = clusters.iter().map(|(name, c)| c.cluster_data_in(name, kinds, namespaces));
+    let mut data = all.next().unwrap_or_default();
+    for more in all {
+        data.workloads.extend(more.workloads);
+        data.services.extend(more.services);
+        data.objects.extend(more.objects);
+    }
+    data
 }
 
 /// Parses the graph parameters and the scope (hide, find, focus, hops): 400s before
@@ -179,6 +219,7 @@ fn settings(st: &AppState) -> GraphSettings {
         app_label: c.app_label.clone(),
         version_label: c.version_label.clone(),
         identity_domain: c.identity_domain.clone(),
+        home_cluster: c.name.clone(),
     }
 }
 
@@ -250,7 +291,7 @@ fn on_pool(
     job: Job<Arc<QueryResult>>,
     answers: Answers,
     inputs: Vec<(Handle, RVec<ClusterKind>)>,
-    cluster: Arc<ClusterState>,
+    clusters: Vec<(String, Arc<ClusterState>)>,
     scope: &Scope,
     m: &Metrics,
 ) -> Result<(GraphAnswer, DropLater<Graph>), ApiError> {
@@ -275,14 +316,14 @@ fn on_pool(
             let cluster = if kinds.is_empty() {
                 Default::default()
             } else {
-                cluster.cluster_data(&kinds, namespaces)
+                cluster_data(&clusters, &kinds, namespaces)
             };
             per_appender.push(AppenderData { cluster, results: results.into() });
         }
         m.graph_phase("prepare", "", t.elapsed());
         per_appender
     };
-    let exists = |ns: &str| cluster.namespace(ns).is_some();
+    let exists = |ns: &str| clusters.iter().any(|(_, c)| c.namespace(ns).is_some());
     let phase = |p: &'static str, name: &str, took: Duration| m.graph_phase(p, name, took);
     let (answer, graph) = render(&job, prepare, &exists, scope, &phase, m)?;
     m.graph_nodes.observe(graph.nodes.len() as f64);

@@ -39,7 +39,8 @@ const MAX_ELEMENTS: usize = 120_000;
 
 struct Entry {
     key: String,
-    model: Arc<ClusterState>,
+    /// The cluster models it was built from (home first).
+    models: Vec<Arc<ClusterState>>,
     graph: SharedGraph,
     stored: Instant,
     elements: usize,
@@ -57,8 +58,8 @@ impl GraphCache {
         GraphCache { ttl, entries: Mutex::new(Vec::new()) }
     }
 
-    /// The graph stored under `key` for this very model, if still fresh.
-    pub fn get(&self, key: &str, model: &Arc<ClusterState>) -> Option<SharedGraph> {
+    /// The graph stored under `key` for these very models, if still fresh.
+    pub fn get<N>(&self, key: &str, models: &[(N, Arc<ClusterState>)]) -> Option<SharedGraph> {
         if self.ttl.is_zero() {
             return None;
         }
@@ -66,12 +67,16 @@ impl GraphCache {
         entries.retain(|e| e.stored.elapsed() < self.ttl);
         entries
             .iter()
-            .find(|e| e.key == key && Arc::ptr_eq(&e.model, model))
+            .find(|e| {
+                e.key == key
+                    && e.models.len() == models.len()
+                    && e.models.iter().zip(models).all(|(a, (_, b))| Arc::ptr_eq(a, b))
+            })
             .map(|e| e.graph.clone())
     }
 
     /// Keeps a finished graph, unless it is too big; evicts expired, then oldest entries.
-    pub fn put(&self, key: String, model: Arc<ClusterState>, graph: SharedGraph) {
+    pub fn put(&self, key: String, models: Vec<Arc<ClusterState>>, graph: SharedGraph) {
         let elements = graph.nodes.len() + graph.edges.len();
         if self.ttl.is_zero() || elements > MAX_ELEMENTS_PER_GRAPH {
             return;
@@ -85,7 +90,7 @@ impl GraphCache {
         {
             entries.remove(0);
         }
-        entries.push(Entry { key, model, graph, stored: Instant::now(), elements });
+        entries.push(Entry { key, models, graph, stored: Instant::now(), elements });
     }
 
     /// Graphs held now (for tests and `/metrics`).
@@ -110,6 +115,10 @@ mod tests {
         Arc::new(ClusterState::build(&RawObjects::default(), settings))
     }
 
+    fn named(models: &[&Arc<ClusterState>]) -> Vec<(&'static str, Arc<ClusterState>)> {
+        models.iter().map(|m| ("c", Arc::clone(m))).collect()
+    }
+
     fn graph(nodes: usize) -> SharedGraph {
         let mut g = Graph::default();
         for i in 0..nodes {
@@ -122,43 +131,48 @@ mod tests {
     fn a_graph_is_found_under_its_key_for_its_own_model_only() {
         let cache = GraphCache::new(Duration::from_secs(10));
         let (m1, m2) = (model(), model());
-        cache.put("k".into(), m1.clone(), graph(3));
-        assert_eq!(cache.get("k", &m1).map(|g| g.nodes.len()), Some(3));
-        assert!(cache.get("other", &m1).is_none());
+        cache.put("k".into(), vec![m1.clone()], graph(3));
+        assert_eq!(cache.get("k", &named(&[&m1])).map(|g| g.nodes.len()), Some(3));
+        assert!(cache.get("other", &named(&[&m1])).is_none());
         // Same content, another model: a watch event happened in between.
-        assert!(cache.get("k", &m2).is_none());
+        assert!(cache.get("k", &named(&[&m2])).is_none());
+        // A remote came back: two models where the graph was built from one.
+        assert!(cache.get("k", &named(&[&m1, &m2])).is_none());
         // Stored again under the same key: replaced, not doubled.
-        cache.put("k".into(), m1.clone(), graph(4));
+        cache.put("k".into(), vec![m1.clone()], graph(4));
         assert_eq!(cache.len(), 1);
-        assert_eq!(cache.get("k", &m1).map(|g| g.nodes.len()), Some(4));
+        assert_eq!(cache.get("k", &named(&[&m1])).map(|g| g.nodes.len()), Some(4));
     }
 
     #[test]
     fn graphs_expire_and_stay_bounded() {
         let cache = GraphCache::new(Duration::from_millis(50));
         let m = model();
-        cache.put("k".into(), m.clone(), graph(1));
+        cache.put("k".into(), vec![m.clone()], graph(1));
         std::thread::sleep(Duration::from_millis(80));
-        assert!(cache.get("k", &m).is_none());
+        assert!(cache.get("k", &named(&[&m])).is_none());
         assert!(cache.is_empty());
 
         let cache = GraphCache::new(Duration::from_secs(10));
         for i in 0..MAX_GRAPHS + 3 {
-            cache.put(format!("k{i}"), m.clone(), graph(1));
+            cache.put(format!("k{i}"), vec![m.clone()], graph(1));
         }
         assert_eq!(cache.len(), MAX_GRAPHS);
-        assert!(cache.get("k0", &m).is_none(), "the oldest goes first");
-        assert!(cache.get(&format!("k{}", MAX_GRAPHS + 2), &m).is_some());
+        assert!(cache.get("k0", &named(&[&m])).is_none(), "the oldest goes first");
+        assert!(cache.get(&format!("k{}", MAX_GRAPHS + 2), &named(&[&m])).is_some());
         // Too big to keep; and the element bound evicts others to make room.
-        cache.put("big".into(), m.clone(), graph(MAX_ELEMENTS_PER_GRAPH + 1));
-        assert!(cache.get("big", &m).is_none());
-        cache.put("half".into(), m.clone(), graph(MAX_ELEMENTS_PER_GRAPH));
-        cache.put("half2".into(), m.clone(), graph(MAX_ELEMENTS_PER_GRAPH));
-        assert!(cache.get("half", &m).is_some() && cache.get("half2", &m).is_some());
+        cache.put("big".into(), vec![m.clone()], graph(MAX_ELEMENTS_PER_GRAPH + 1));
+        assert!(cache.get("big", &named(&[&m])).is_none());
+        cache.put("half".into(), vec![m.clone()], graph(MAX_ELEMENTS_PER_GRAPH));
+        cache.put("half2".into(), vec![m.clone()], graph(MAX_ELEMENTS_PER_GRAPH));
+        assert!(
+            cache.get("half", &named(&[&m])).is_some()
+                && cache.get("half2", &named(&[&m])).is_some()
+        );
         assert_eq!(cache.len(), 2, "the small graphs made room");
         // Off when the TTL is zero.
         let off = GraphCache::new(Duration::ZERO);
-        off.put("k".into(), m.clone(), graph(1));
-        assert!(off.get("k", &m).is_none());
+        off.put("k".into(), vec![m.clone()], graph(1));
+        assert!(off.get("k", &named(&[&m])).is_none());
     }
 }

@@ -110,6 +110,13 @@ pub fn graph_params() -> Vec<J> {
             .en(&["app", "service", "versionedApp", "workload"])
             .into(),
         q("groupBy", "Grouping of app boxes.").default("none").en(&["app", "none", "version"]).into(),
+        q(
+            "boxBy",
+            "Comma-separated compound nodes (nodeType box, isBox): cluster (when the graph spans two or more \
+             clusters; never unknown), namespace (when it spans two or more namespaces), app (in place of \
+             groupBy's boxes). Only groups of two or more top-level members get a box. Anything else is a 400.",
+        )
+        .into(),
         q("includeMesh", "Include the mesh's infrastructure namespace services.")
             .default("false")
             .typ("boolean")

@@ -16,7 +16,7 @@
 //! bidirectional-edge hints for its console, which ours does not use).
 #![forbid(unsafe_code)]
 
-use appender_support::FastSet;
+use appender_support::{FastSet, lookup_cluster};
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType,
     PluginError, Value, label_value,
@@ -36,12 +36,15 @@ fn is_waypoint(n: &plugin_api::Node) -> bool {
     n.extra.iter().any(|f| f.key.as_str() == IS_WAYPOINT && f.value == Value::Bool(true))
 }
 
-/// Removes waypoints (flagged nodes, and workload nodes of the `(namespace, workload)` pairs
-/// in `by_label`), their edges and the nodes left without any edge by that.
-pub fn hide_waypoints(graph: &mut Graph, by_label: &FastSet<(&str, &str)>) {
+/// Removes waypoints (flagged nodes, and workload nodes of the `(cluster, namespace,
+/// workload)` triples in `by_label`, the cluster as [`lookup_cluster`] gives it with `home`
+/// the home cluster), their edges and the nodes left without any edge by that.
+pub fn hide_waypoints(graph: &mut Graph, by_label: &FastSet<(&str, &str, &str)>, home: &str) {
     let labelled = |n: &plugin_api::Node| {
-        n.node_type == NodeType::Workload
-            && by_label.contains(&(n.namespace.as_str(), n.workload.as_str()))
+        n.node_type == NodeType::Workload && {
+            let c = lookup_cluster(n.cluster.as_str(), home);
+            by_label.contains(&(c, n.namespace.as_str(), n.workload.as_str()))
+        }
     };
     let waypoints: FastSet<String> = graph
         .nodes
@@ -88,18 +91,21 @@ impl GraphAppender for Ambient {
     }
     fn apply(
         &self,
-        _req: &GraphRequest,
+        req: &GraphRequest,
         data: &AppenderData,
         graph: &mut Graph,
     ) -> Result<(), PluginError> {
-        let by_label: FastSet<(&str, &str)> = data
+        let home = req.home_cluster.as_str();
+        let by_label: FastSet<(&str, &str, &str)> = data
             .cluster
             .workloads
             .iter()
             .filter(|w| label_value(&w.labels, GATEWAY_MANAGED) == Some(WAYPOINT_CONTROLLER))
-            .map(|w| (w.namespace.as_str(), w.name.as_str()))
+            .map(|w| {
+                (lookup_cluster(w.cluster.as_str(), home), w.namespace.as_str(), w.name.as_str())
+            })
             .collect();
-        hide_waypoints(graph, &by_label);
+        hide_waypoints(graph, &by_label, home);
         Ok(())
     }
 }

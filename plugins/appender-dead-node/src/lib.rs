@@ -3,8 +3,8 @@
 //! `graph/appender/dead_node.go`.
 #![forbid(unsafe_code)]
 
-use appender_support::is_ok;
 use appender_support::{FastMap, FastSet};
+use appender_support::{is_ok, lookup_cluster};
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, Node, NodeType,
     PluginError,
@@ -19,7 +19,10 @@ enum Verdict {
     Remove,
 }
 
-fn verdict(n: &Node, has_out: bool, pods: &FastMap<(&str, &str), u32>) -> Verdict {
+/// Pods per (cluster, namespace, workload), the cluster as [`lookup_cluster`] gives it.
+type Pods<'a> = FastMap<(&'a str, &'a str, &'a str), u32>;
+
+fn verdict(n: &Node, has_out: bool, pods: &Pods<'_>, home: &str) -> Verdict {
     if n.node_type == NodeType::Service {
         // Incoming traffic without errors does not save a terminal service node.
         return if has_out || !n.is_service_entry.is_empty() || n.rates.has_errors_in() {
@@ -34,7 +37,9 @@ fn verdict(n: &Node, has_out: bool, pods: &FastMap<(&str, &str), u32>) -> Verdic
     if n.node_type != NodeType::Unknown && !is_ok(n.workload.as_str()) {
         return Verdict::Keep;
     }
-    match pods.get(&(n.namespace.as_str(), n.workload.as_str())) {
+    // The node's own cluster: the same name elsewhere says nothing about it.
+    let cluster = lookup_cluster(n.cluster.as_str(), home);
+    match pods.get(&(cluster, n.namespace.as_str(), n.workload.as_str())) {
         None => Verdict::Remove,
         Some(0) => Verdict::Dead,
         Some(_) => Verdict::Keep,
@@ -53,24 +58,28 @@ impl GraphAppender for DeadNode {
     }
     fn apply(
         &self,
-        _req: &GraphRequest,
+        req: &GraphRequest,
         data: &AppenderData,
         graph: &mut Graph,
     ) -> Result<(), PluginError> {
         if graph.nodes.is_empty() {
             return Ok(());
         }
-        let pods: FastMap<(&str, &str), u32> = data
+        let home = req.home_cluster.as_str();
+        let pods: Pods<'_> = data
             .cluster
             .workloads
             .iter()
-            .map(|w| ((w.namespace.as_str(), w.name.as_str()), w.pod_count))
+            .map(|w| {
+                let cluster = lookup_cluster(w.cluster.as_str(), home);
+                ((cluster, w.namespace.as_str(), w.name.as_str()), w.pod_count)
+            })
             .collect();
         let sources: FastSet<&str> = graph.edges.iter().map(|e| e.source.as_str()).collect();
         let verdicts: Vec<Verdict> = graph
             .nodes
             .iter()
-            .map(|n| verdict(n, sources.contains(n.id.as_str()), &pods))
+            .map(|n| verdict(n, sources.contains(n.id.as_str()), &pods, home))
             .collect();
         let mut it = verdicts.into_iter();
         let mut marks = Vec::new();

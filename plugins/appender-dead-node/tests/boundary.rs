@@ -75,3 +75,41 @@ fn removes_artefacts_and_flags_workloads_without_pods() {
     assert_eq!(dead, ["no-pods"]);
     assert_eq!(g.edges.len(), 4, "edges to removed nodes are dropped");
 }
+
+#[test]
+fn a_node_is_judged_by_its_own_clusters_workloads() {
+    // `no-pods` has no pods at home; west's workload of that name has one, and the node of
+    // cluster `unknown` (telemetry without cluster labels) is the home one.
+    let in_cluster = |cluster: &str, id: &str| {
+        let mut n = wl("no-pods", 0.0);
+        n.id = id.into();
+        n.cluster = cluster.into();
+        n
+    };
+    let home = in_cluster("Kubernetes", "a");
+    let unknown = in_cluster("unknown", "b");
+    let west = in_cluster("west", "c");
+    let mut ingress = wl("ingress", 0.0);
+    ingress.rates.http_out = 1.0;
+    let mut g = Graph::default();
+    g.nodes = vec![ingress, home, unknown, west].into_iter().collect();
+    let workload = |cluster: &str, pods: u32| WorkloadInfo {
+        cluster: cluster.into(),
+        namespace: REQUESTED.into(),
+        name: "no-pods".into(),
+        kind: "Deployment".into(),
+        pod_count: pods,
+        ..Default::default()
+    };
+    let data = AppenderData {
+        cluster: ClusterData {
+            workloads: vec![workload("Kubernetes", 0), workload("west", 1)].into_iter().collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    apply(&request(GraphType::Workload, false), &data, &mut g);
+    let dead: Vec<(&str, bool)> =
+        g.nodes.iter().skip(1).map(|n| (n.cluster.as_str(), n.is_dead)).collect();
+    assert_eq!(dead, [("Kubernetes", true), ("unknown", true), ("west", false)]);
+}

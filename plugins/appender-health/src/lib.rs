@@ -10,7 +10,7 @@
 
 use appender_support::labels::{CODE, DST_WL_NS, GRPC_STATUS, PROTOCOL};
 use appender_support::{EdgeIndex, FastMap, OnHops, edge_group_by, node_positions};
-use appender_support::{is_ok, request_families};
+use appender_support::{is_ok, lookup_cluster, request_families};
 use meshlens_health::{RateRule, RequestCodes, Rules, Status, add_series, workload_status};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
@@ -85,6 +85,7 @@ impl GraphAppender for Health {
                 &data.results,
                 req.graph_type,
                 req.inject_service_nodes,
+                req.home_cluster.as_str(),
                 OnHops::Every,
                 |s, _| Some(s),
             );
@@ -102,14 +103,15 @@ impl GraphAppender for Health {
                 }
             }
         }
-        let pods = workload_pods(data, req.app_label.as_str());
+        let home = req.home_cluster.as_str();
+        let pods = workload_pods(data, req.app_label.as_str(), home);
         for (n, rc) in graph.nodes.iter_mut().zip(codes) {
             // Kiali judges outsider nodes too; meshlens appenders leave other namespaces'
             // nodes alone.
             if !req.namespaces.contains(&n.namespace) {
                 continue;
             }
-            if let Some(status) = self.node_status(n, &rc, &pods) {
+            if let Some(status) = self.node_status(n, &rc, &pods, home) {
                 n.set_field("healthStatus", Value::Text(status.as_str().into()));
             }
         }
@@ -117,19 +119,21 @@ impl GraphAppender for Health {
     }
 }
 
-/// The replica status of each workload, by (namespace, workload), and of each app's.
+/// The replica status of each workload, by (cluster, namespace, workload), and of each
+/// app's: a node is judged by its own cluster's workloads.
 struct Pods<'a> {
-    by_workload: FastMap<(&'a str, &'a str), Status>,
-    by_app: FastMap<(&'a str, &'a str), Vec<Status>>,
+    by_workload: FastMap<(&'a str, &'a str, &'a str), Status>,
+    by_app: FastMap<(&'a str, &'a str, &'a str), Vec<Status>>,
 }
 
-fn workload_pods<'a>(data: &'a AppenderData, app_label: &str) -> Pods<'a> {
+fn workload_pods<'a>(data: &'a AppenderData, app_label: &str, home: &'a str) -> Pods<'a> {
     let mut p = Pods { by_workload: FastMap::default(), by_app: FastMap::default() };
     for w in data.cluster.workloads.iter() {
         let status = workload_status(i64::from(w.replicas), i64::from(w.available_replicas));
-        p.by_workload.insert((w.namespace.as_str(), w.name.as_str()), status);
+        let c = lookup_cluster(w.cluster.as_str(), home);
+        p.by_workload.insert((c, w.namespace.as_str(), w.name.as_str()), status);
         if let Some(app) = w.labels.iter().find(|l| l.name.as_str() == app_label) {
-            p.by_app.entry((w.namespace.as_str(), app.value.as_str())).or_default().push(status);
+            p.by_app.entry((c, w.namespace.as_str(), app.value.as_str())).or_default().push(status);
         }
     }
     p
@@ -140,23 +144,30 @@ impl Health {
     /// the health API computes it (Kiali's calculateHealthStatus in the health appender; a
     /// versioned app node there carries no replica status, here its own workload's).
     /// Unknown and inaccessible nodes get none.
-    fn node_status(&self, n: &Node, rc: &RequestCodes, pods: &Pods<'_>) -> Option<Status> {
+    fn node_status(
+        &self,
+        n: &Node,
+        rc: &RequestCodes,
+        pods: &Pods<'_>,
+        home: &str,
+    ) -> Option<Status> {
         if n.is_inaccessible {
             return None;
         }
         let ns = n.namespace.as_str();
+        let c = lookup_cluster(n.cluster.as_str(), home);
         let (kind, name, workloads) = match n.node_type {
             NodeType::Workload => {
-                let p = pods.by_workload.get(&(ns, n.workload.as_str())).copied();
+                let p = pods.by_workload.get(&(c, ns, n.workload.as_str())).copied();
                 ("workload", n.workload.as_str(), p.into_iter().collect::<Vec<_>>())
             }
             NodeType::App if is_ok(n.workload.as_str()) => {
                 // A versioned app node stands for one workload.
-                let p = pods.by_workload.get(&(ns, n.workload.as_str())).copied();
+                let p = pods.by_workload.get(&(c, ns, n.workload.as_str())).copied();
                 ("app", n.app.as_str(), p.into_iter().collect())
             }
             NodeType::App => {
-                let p = pods.by_app.get(&(ns, n.app.as_str())).cloned().unwrap_or_default();
+                let p = pods.by_app.get(&(c, ns, n.app.as_str())).cloned().unwrap_or_default();
                 ("app", n.app.as_str(), p)
             }
             NodeType::Service => ("service", n.service.as_str(), Vec::new()),

@@ -63,6 +63,7 @@ fn nodes_are_judged_on_their_own_traffic_per_direction() {
         .into(),
     }];
     let workloads = ["caller", "flaky", "grpc", "idle", "gone"].map(|n| WorkloadInfo {
+        cluster: "Kubernetes".into(),
         namespace: REQUESTED.into(),
         name: n.into(),
         kind: "Deployment".into(),

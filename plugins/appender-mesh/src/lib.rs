@@ -4,8 +4,8 @@
 //! v0.14's `graph/appender/istio_details.go`.
 #![forbid(unsafe_code)]
 
-use appender_support::is_ok;
 use appender_support::{FastMap, FastSet};
+use appender_support::{is_ok, lookup_cluster};
 use plugin_api::mesh::parse_host;
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, ConfigObject, Graph, GraphAppender, GraphRequest,
@@ -15,6 +15,9 @@ use serde_json::Value as Json;
 
 /// The `mesh` appender.
 pub struct Mesh;
+
+/// Stands for a cluster no object is in (no cluster name is empty with a NUL).
+const NO_CLUSTER: &str = "\0";
 
 fn has_breaker(policy: Option<&Json>) -> bool {
     policy.is_some_and(|p| p.get("connectionPool").is_some() || p.get("outlierDetection").is_some())
@@ -50,17 +53,19 @@ fn host_matches_service(
     p.internal && p.service == service && p.namespace == service_ns
 }
 
+/// A cluster's rules apply to its own services only: each object is kept with its cluster
+/// (as [`lookup_cluster`] gives it), and each question names the node's.
 struct Rules<'a> {
-    drs: Vec<(&'a ConfigObject, Json)>,
-    vss: Vec<(&'a ConfigObject, Json)>,
-    routes: Vec<(&'a ConfigObject, Json)>,
+    drs: Vec<(&'a ConfigObject, &'a str, Json)>,
+    vss: Vec<(&'a ConfigObject, &'a str, Json)>,
+    routes: Vec<(&'a ConfigObject, &'a str, Json)>,
     domain: &'a str,
     version_label: &'a str,
 }
 
 impl Rules<'_> {
-    fn cb(&self, service: &str, ns: &str, version: Option<&str>) -> bool {
-        self.drs.iter().any(|(o, spec)| {
+    fn cb(&self, cluster: &str, service: &str, ns: &str, version: Option<&str>) -> bool {
+        self.drs.iter().filter(|(_, c, _)| *c == cluster).any(|(o, _, spec)| {
             spec.get("host").and_then(Json::as_str).is_some_and(|h| {
                 host_matches_service(h, o.namespace.as_str(), service, ns, self.domain)
             }) && dr_has_cb(spec, self.version_label, version)
@@ -68,8 +73,8 @@ impl Rules<'_> {
     }
     /// Whether an HTTPRoute or GRPCRoute has this Service as a backend (a backendRef without
     /// kind is a Service; without namespace, one of the route's namespace).
-    fn route(&self, service: &str, ns: &str) -> bool {
-        self.routes.iter().any(|(o, spec)| {
+    fn route(&self, cluster: &str, service: &str, ns: &str) -> bool {
+        self.routes.iter().filter(|(_, c, _)| *c == cluster).any(|(o, _, spec)| {
             let rules = spec.get("rules").and_then(Json::as_array).into_iter().flatten();
             let mut backends =
                 rules.filter_map(|r| r.get("backendRefs").and_then(Json::as_array)).flatten();
@@ -83,8 +88,8 @@ impl Rules<'_> {
             })
         })
     }
-    fn vs(&self, service: &str, ns: &str) -> bool {
-        self.vss.iter().any(|(o, spec)| {
+    fn vs(&self, cluster: &str, service: &str, ns: &str) -> bool {
+        self.vss.iter().filter(|(_, c, _)| *c == cluster).any(|(o, _, spec)| {
             spec.get("hosts")
                 .and_then(Json::as_array)
                 .into_iter()
@@ -117,12 +122,13 @@ impl GraphAppender for Mesh {
         if graph.nodes.is_empty() {
             return Ok(());
         }
-        let of_kind = |k: &str| -> Vec<(&ConfigObject, Json)> {
+        let home = req.home_cluster.as_str();
+        let of_kind = |k: &str| -> Vec<(&ConfigObject, &str, Json)> {
             data.cluster
                 .objects
                 .iter()
                 .filter(|o| o.kind.as_str() == k)
-                .map(|o| (o, o.spec()))
+                .map(|o| (o, lookup_cluster(o.cluster.as_str(), home), o.spec()))
                 .collect()
         };
         let rules = Rules {
@@ -133,27 +139,40 @@ impl GraphAppender for Mesh {
             version_label: req.version_label.as_str(),
         };
         let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
-        let services: FastMap<(&str, &str), &ServiceInfo> = data
+        let services: FastMap<(&str, &str, &str), &ServiceInfo> = data
             .cluster
             .services
             .iter()
-            .map(|s| ((s.namespace.as_str(), s.name.as_str()), s))
+            .map(|s| {
+                let c = lookup_cluster(s.cluster.as_str(), home);
+                ((c, s.namespace.as_str(), s.name.as_str()), s)
+            })
             .collect();
         let no_rules = rules.drs.is_empty() && rules.vss.is_empty();
+        let mut clusters: Vec<&str> = services.keys().map(|k| k.0).collect();
+        for (_, c, _) in rules.drs.iter().chain(&rules.vss).chain(&rules.routes) {
+            clusters.push(c);
+        }
+        clusters.sort_unstable();
+        clusters.dedup();
         for n in graph.nodes.iter_mut() {
             let ns = n.namespace.to_string();
             if !requested.contains(ns.as_str()) {
                 continue;
             }
             let version = n.version.as_str();
+            // Borrowed from the data, not the node (which is changed below); a cluster without
+            // objects matches none.
+            let own = lookup_cluster(n.cluster.as_str(), home);
+            let c = clusters.iter().copied().find(|k| *k == own).unwrap_or(NO_CLUSTER);
             let cb = !no_rules
                 && match n.node_type {
-                    NodeType::Service => rules.cb(n.service.as_str(), &ns, None),
+                    NodeType::Service => rules.cb(c, n.service.as_str(), &ns, None),
                     _ if is_ok(version) => {
-                        n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, Some(version)))
+                        n.dest_services.iter().any(|s| rules.cb(c, s.as_str(), &ns, Some(version)))
                     }
                     NodeType::App => {
-                        n.dest_services.iter().any(|s| rules.cb(s.as_str(), &ns, None))
+                        n.dest_services.iter().any(|s| rules.cb(c, s.as_str(), &ns, None))
                     }
                     _ => false,
                 };
@@ -161,14 +180,14 @@ impl GraphAppender for Mesh {
                 n.has_cb = true;
             }
             if n.node_type == NodeType::Service {
-                if rules.vs(n.service.as_str(), &ns) {
+                if rules.vs(c, n.service.as_str(), &ns) {
                     n.has_vs = true;
                 }
-                if !rules.routes.is_empty() && rules.route(n.service.as_str(), &ns) {
+                if !rules.routes.is_empty() && rules.route(c, n.service.as_str(), &ns) {
                     n.set_field("hasHTTPRoute", plugin_api::Value::Bool(true));
                 }
                 if n.app.is_empty() {
-                    let svc = services.get(&(ns.as_str(), n.service.as_str()));
+                    let svc = services.get(&(c, ns.as_str(), n.service.as_str()));
                     if let Some(app) =
                         svc.and_then(|s| label_value(&s.labels, req.app_label.as_str()))
                     {

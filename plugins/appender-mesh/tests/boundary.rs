@@ -31,6 +31,7 @@ fn nodes() -> Graph {
 
 fn data(objects: Vec<(&str, &str)>) -> AppenderData {
     let objects = objects.into_iter().map(|(kind, spec)| ConfigObject {
+        cluster: "Kubernetes".into(),
         kind: kind.into(),
         namespace: REQUESTED.into(),
         name: "ratings".into(),
@@ -38,6 +39,7 @@ fn data(objects: Vec<(&str, &str)>) -> AppenderData {
         spec_json: spec.into(),
     });
     let services = vec![ServiceInfo {
+        cluster: "Kubernetes".into(),
         namespace: REQUESTED.into(),
         name: "ratings".into(),
         labels: labels(&[("app", "ratings-app")]),

@@ -59,6 +59,7 @@ impl GraphAppender for ResponseTime {
             &data.results,
             req.graph_type,
             req.inject_service_nodes,
+            req.home_cluster.as_str(),
             OnHops::Last,
             |s, _| s.samples.last().map(|p| p.v).filter(|v| v.is_finite()).map(|v| v * to_ms),
         );

@@ -67,6 +67,7 @@ impl GraphAppender for SecurityPolicy {
             &data.results,
             req.graph_type,
             req.inject_service_nodes,
+            req.home_cluster.as_str(),
             OnHops::Every,
             |s, sl| {
                 let positive = s.samples.last().is_some_and(|p| p.v > 0.0);

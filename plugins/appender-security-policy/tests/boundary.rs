@@ -123,3 +123,19 @@ fn a_big_result_marks_exactly_the_mtls_edges() {
         assert_eq!(e.is_mtls, mtls(i), "edge {i}");
     }
 }
+
+#[test]
+fn a_call_into_another_cluster_is_found_by_its_clusters_ids() {
+    // The gateway at home calls productpage in west: the edge's target id names west, and
+    // the series' cluster labels lead to it (not to the home productpage).
+    let mut s = series("mutual_tls", 1.0);
+    s.labels.push("source_cluster", "Kubernetes");
+    s.labels.push("destination_cluster", "west");
+    let mut g = graph(false);
+    let west = format!("wl_west_{REQUESTED}_productpage-v1");
+    g.nodes.push(Node::new(&west, NodeType::Workload, REQUESTED));
+    g.edges.push(Edge::new("wl_istio-system_istio-ingressgateway", &west, "http"));
+    apply(&request(GraphType::Workload, false), &data(vec![s]), &mut g);
+    let mtls: Vec<(&str, bool)> = g.edges.iter().map(|e| (e.target.as_str(), e.is_mtls)).collect();
+    assert_eq!(mtls, [(&*format!("wl_{REQUESTED}_productpage-v1"), false), (&*west, true)]);
+}

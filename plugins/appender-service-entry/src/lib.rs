@@ -3,7 +3,7 @@
 //! Kiali v0.14's `graph/appender/service_entry.go`.
 #![forbid(unsafe_code)]
 
-use appender_support::{FastMap, FastSet, HashMapExt};
+use appender_support::{FastMap, FastSet, HashMapExt, lookup_cluster};
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType,
     PluginError,
@@ -12,10 +12,12 @@ use plugin_api::{
 /// The `serviceEntry` appender.
 pub struct ServiceEntry;
 
-/// Host → location of every ServiceEntry with a mesh location.
-fn hosts(data: &AppenderData) -> FastMap<String, String> {
+/// Host → (cluster, location) of every ServiceEntry with a mesh location: an entry applies
+/// in its own cluster (the cluster as [`lookup_cluster`] gives it, `home` the home one).
+fn hosts<'a>(data: &'a AppenderData, home: &'a str) -> FastMap<String, Vec<(&'a str, String)>> {
     let mut out = FastMap::new();
     for o in data.cluster.objects.iter().filter(|o| o.kind.as_str() == "ServiceEntry") {
+        let cluster = lookup_cluster(o.cluster.as_str(), home);
         let spec = o.spec();
         let Some(loc) = spec.get("location").and_then(|l| l.as_str()) else {
             continue;
@@ -25,7 +27,12 @@ fn hosts(data: &AppenderData) -> FastMap<String, String> {
         }
         for h in spec.get("hosts").and_then(|h| h.as_array()).into_iter().flatten() {
             if let Some(h) = h.as_str() {
-                out.insert(h.to_string(), loc.to_string());
+                let at: &mut Vec<(&str, String)> = out.entry(h.to_string()).or_default();
+                match at.iter_mut().find(|(c, _)| *c == cluster) {
+                    // The last entry of a host wins, as before clusters.
+                    Some(e) => e.1 = loc.to_string(),
+                    None => at.push((cluster, loc.to_string())),
+                }
             }
         }
     }
@@ -44,14 +51,15 @@ impl GraphAppender for ServiceEntry {
     }
     fn apply(
         &self,
-        _req: &GraphRequest,
+        req: &GraphRequest,
         data: &AppenderData,
         graph: &mut Graph,
     ) -> Result<(), PluginError> {
         if graph.nodes.is_empty() {
             return Ok(());
         }
-        let hosts = hosts(data);
+        let home = req.home_cluster.as_str();
+        let hosts = hosts(data, home);
         if hosts.is_empty() {
             return Ok(());
         }
@@ -62,7 +70,10 @@ impl GraphAppender for ServiceEntry {
             if n.node_type != NodeType::Service || !terminal {
                 continue;
             }
-            if let Some(loc) = hosts.get(n.service.as_str()) {
+            let cluster = lookup_cluster(n.cluster.as_str(), home);
+            let entry =
+                hosts.get(n.service.as_str()).and_then(|at| at.iter().find(|(c, _)| *c == cluster));
+            if let Some((_, loc)) = entry {
                 n.is_service_entry = loc.as_str().into();
             }
         }

@@ -28,6 +28,7 @@ fn terminal_service_nodes_named_by_an_entry_get_its_location() {
     g.edges.push(Edge::new(not.id.as_str(), dst.id.as_str(), "http"));
     g.nodes = vec![src, dst, ext, int, not].into_iter().collect();
     let se = |name: &str, spec: &str| ConfigObject {
+        cluster: "Kubernetes".into(),
         kind: "ServiceEntry".into(),
         namespace: "elsewhere".into(),
         name: name.into(),
@@ -61,4 +62,34 @@ fn terminal_service_nodes_named_by_an_entry_get_its_location() {
         "a service node with outgoing edges is not an entry"
     );
     assert_eq!(g.nodes.iter().filter(|n| !n.is_service_entry.is_empty()).count(), 2);
+}
+
+#[test]
+fn an_entry_marks_service_nodes_of_its_own_cluster_only() {
+    let node = |cluster: &str, id: &str| {
+        let mut n = svc("api.example.com");
+        n.id = id.into();
+        n.cluster = cluster.into();
+        n
+    };
+    let mut g = Graph::default();
+    g.nodes = vec![node("Kubernetes", "home"), node("unknown", "unknown"), node("west", "west")]
+        .into_iter()
+        .collect();
+    let entry = ConfigObject {
+        cluster: "west".into(),
+        kind: "ServiceEntry".into(),
+        namespace: REQUESTED.into(),
+        name: "api".into(),
+        labels: RVec::new(),
+        spec_json: r#"{"hosts":["api.example.com"],"location":"MESH_EXTERNAL"}"#.into(),
+    };
+    let data = AppenderData {
+        cluster: ClusterData { objects: vec![entry].into_iter().collect(), ..Default::default() },
+        ..Default::default()
+    };
+    apply(&request(GraphType::Workload, false), &data, &mut g);
+    let marked: Vec<(&str, &str)> =
+        g.nodes.iter().map(|n| (n.id.as_str(), n.is_service_entry.as_str())).collect();
+    assert_eq!(marked, [("home", ""), ("unknown", ""), ("west", "MESH_EXTERNAL")]);
 }

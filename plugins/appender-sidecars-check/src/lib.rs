@@ -5,8 +5,8 @@
 //! skips them the same way).
 #![forbid(unsafe_code)]
 
-use appender_support::is_ok;
 use appender_support::{FastMap, FastSet, HashMapExt};
+use appender_support::{is_ok, lookup_cluster};
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, NodeType,
     PluginError, label_value,
@@ -43,17 +43,21 @@ impl GraphAppender for SidecarsCheck {
         // Indexed once: graphs of thousands of nodes meet thousands of workloads. For app
         // nodes only "does any workload of this app (and version) lack one" is asked, so
         // that is all that is kept.
+        // Keyed by cluster too: a node is checked against its own cluster's workloads.
+        let home = req.home_cluster.as_str();
         let n = data.cluster.workloads.len();
-        let mut by_name: FastMap<(&str, &str), bool> = FastMap::with_capacity(n);
-        let mut app_missing: FastMap<(&str, &str), bool> = FastMap::with_capacity(n);
-        let mut version_missing: FastMap<(&str, &str, &str), bool> = FastMap::with_capacity(n);
+        let mut by_name: FastMap<(&str, &str, &str), bool> = FastMap::with_capacity(n);
+        let mut app_missing: FastMap<(&str, &str, &str), bool> = FastMap::with_capacity(n);
+        let mut version_missing: FastMap<(&str, &str, &str, &str), bool> =
+            FastMap::with_capacity(n);
         for w in data.cluster.workloads.iter() {
             let (ns, missing) = (w.namespace.as_str(), !w.has_sidecar);
-            by_name.insert((ns, w.name.as_str()), w.has_sidecar);
+            let c = lookup_cluster(w.cluster.as_str(), home);
+            by_name.insert((c, ns, w.name.as_str()), w.has_sidecar);
             if let Some(app) = label_value(&w.labels, req.app_label.as_str()) {
-                *app_missing.entry((ns, app)).or_default() |= missing;
+                *app_missing.entry((c, ns, app)).or_default() |= missing;
                 if let Some(version) = label_value(&w.labels, req.version_label.as_str()) {
-                    *version_missing.entry((ns, app, version)).or_default() |= missing;
+                    *version_missing.entry((c, ns, app, version)).or_default() |= missing;
                 }
             }
         }
@@ -66,14 +70,17 @@ impl GraphAppender for SidecarsCheck {
             {
                 continue;
             }
+            let c = lookup_cluster(n.cluster.as_str(), home);
             let missing = match n.node_type {
-                NodeType::Workload => by_name.get(&(ns, n.workload.as_str())).is_some_and(|sc| !sc),
+                NodeType::Workload => {
+                    by_name.get(&(c, ns, n.workload.as_str())).is_some_and(|sc| !sc)
+                }
                 NodeType::App => {
                     let (app, version) = (n.app.as_str(), n.version.as_str());
                     let missing = if is_ok(version) {
-                        version_missing.get(&(ns, app, version))
+                        version_missing.get(&(c, ns, app, version))
                     } else {
-                        app_missing.get(&(ns, app))
+                        app_missing.get(&(c, ns, app))
                     };
                     missing.copied().unwrap_or(false)
                 }

@@ -4,7 +4,7 @@
 #![forbid(unsafe_code)]
 
 use appender_support::{
-    FastMap, FastSet, HashMapExt, HashSetExt, UNKNOWN, node_positions, node_ref,
+    FastMap, FastSet, HashMapExt, HashSetExt, UNKNOWN, lookup_cluster, node_positions, node_ref,
 };
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Edge, Graph, GraphAppender, GraphRequest, GraphType,
@@ -42,9 +42,10 @@ impl GraphAppender for UnusedNode {
         let mut new_edges: Vec<Edge> = Vec::new();
         {
             let index = node_positions(graph);
-            // New nodes, with the (namespace, app) whose callers they get edges from.
+            // New nodes, with the (cluster, namespace, app) whose callers they get edges from.
+            let home = req.home_cluster.as_str();
             let mut added: FastSet<String> = FastSet::new();
-            let mut wants_callers: Vec<(usize, (&str, &str))> = Vec::new();
+            let mut wants_callers: Vec<(usize, (&str, &str, &str))> = Vec::new();
             let mut id = String::new();
             for w in
                 data.cluster.workloads.iter().filter(|w| requested.contains(w.namespace.as_str()))
@@ -65,6 +66,8 @@ impl GraphAppender for UnusedNode {
                 ) else {
                     continue;
                 };
+                // In its own cluster: the id of a home workload is the one of before.
+                let k = k.in_cluster(w.cluster.as_str(), home);
                 k.write_id(&mut id);
                 if index.contains_key(id.as_str()) || !added.insert(id.clone()) {
                     continue;
@@ -72,18 +75,22 @@ impl GraphAppender for UnusedNode {
                 let mut n = k.to_node(&id);
                 n.is_unused = true;
                 if !was_empty && app != UNKNOWN {
-                    wants_callers.push((new_nodes.len(), (k.namespace, app)));
+                    let c = lookup_cluster(w.cluster.as_str(), home);
+                    wants_callers.push((new_nodes.len(), (c, k.namespace, app)));
                 }
                 new_nodes.push(n);
             }
             // Callers of those apps only: most graphs add few nodes, and indexing every edge
             // by its target's app cost more than the rest of this appender.
             if !wants_callers.is_empty() {
-                let wanted: FastSet<(&str, &str)> = wants_callers.iter().map(|(_, k)| *k).collect();
-                let mut callers: FastMap<(&str, &str), Vec<&str>> = FastMap::new();
+                let wanted: FastSet<(&str, &str, &str)> =
+                    wants_callers.iter().map(|(_, k)| *k).collect();
+                let mut callers: FastMap<(&str, &str, &str), Vec<&str>> = FastMap::new();
                 for e in graph.edges.iter() {
                     if let Some(&t) = index.get(e.target.as_str()) {
-                        let key = (graph.nodes[t].namespace.as_str(), graph.nodes[t].app.as_str());
+                        let n = &graph.nodes[t];
+                        let c = lookup_cluster(n.cluster.as_str(), home);
+                        let key = (c, n.namespace.as_str(), n.app.as_str());
                         if wanted.contains(&key) {
                             callers.entry(key).or_default().push(e.source.as_str());
                         }

@@ -65,6 +65,7 @@ mod tests {
 
     fn obj(ns: &str, name: &str, spec: &str) -> ConfigObject {
         ConfigObject {
+            cluster: Default::default(),
             kind: "MonitoringDashboard".into(),
             namespace: ns.into(),
             name: name.into(),

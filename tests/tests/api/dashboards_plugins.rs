@@ -117,6 +117,7 @@ fn monitoring_maps_resources_and_keeps_their_namespace() {
         "charts":[{"name":"Goroutines","unit":"","spans":12,"metricName":"go_goroutines","dataType":"raw"}]}"#;
     let data = ClusterData {
         objects: vec![ConfigObject {
+            cluster: "Kubernetes".into(),
             kind: "MonitoringDashboard".into(),
             namespace: "istio-system".into(),
             name: "go".into(),

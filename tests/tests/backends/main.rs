@@ -13,6 +13,7 @@ mod dashboards_entities;
 mod dashboards_precedence;
 mod dashboards_prometheus;
 mod dashboards_runtimes;
+mod graph_clusters;
 mod graph_prometheus;
 mod graph_scope;
 mod health;

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::*;
 
+mod clusters;
 mod output;
 mod scope;
 
