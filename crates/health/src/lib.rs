@@ -33,6 +33,7 @@ use serde::Serialize;
 
 mod config;
 mod rules;
+mod scope;
 mod status;
 
 pub use config::HealthConfig;
@@ -315,15 +316,17 @@ fn outbound(
 }
 
 /// Queries for one object's request health: inbound (two reports), then outbound.
+/// `cluster`: only that cluster's requests count (see [`scope`]); `None` counts every series.
 pub fn target_queries(
     namespace: &str,
+    cluster: Option<&str>,
     target: Target<'_>,
     ambient: &Ambient,
     window_secs: u64,
     time: i64,
 ) -> Vec<MetricQuery> {
     let by = CODES;
-    let (inbound, outbound_sel) = match target {
+    let (mut inbound, mut outbound_sel) = match target {
         Target::App(app) => (
             vec![
                 Matcher::eq("destination_workload_namespace", namespace),
@@ -352,6 +355,10 @@ pub fn target_queries(
             None,
         ),
     };
+    inbound.extend(scope::inbound(cluster, matches!(target, Target::Service(_))));
+    if let Some(out) = outbound_sel.as_mut() {
+        out.extend(scope::outbound(cluster));
+    }
     let mut qs: Vec<MetricQuery> = counted_once(inbound, &by, ambient, window_secs, time).into();
     if let Some(out) = outbound_sel {
         qs.extend(outbound(out, &by, ambient, window_secs, time));
@@ -382,16 +389,23 @@ pub fn target_requests(
 }
 
 /// The fixed set of queries for a namespace's health, however many objects it holds.
+/// `cluster`: only that cluster's requests count (see [`scope`]); `None` counts every series.
 pub fn namespace_queries(
     namespace: &str,
+    cluster: Option<&str>,
     kind: Kind,
     ambient: &Ambient,
     window_secs: u64,
     time: i64,
 ) -> Vec<MetricQuery> {
+    let selector = |label: &str, side: Option<Matcher>| {
+        let mut m = vec![Matcher::eq(label, namespace)];
+        m.extend(side);
+        m
+    };
     match kind {
         Kind::Service => counted_once(
-            vec![Matcher::eq("destination_service_namespace", namespace)],
+            selector("destination_service_namespace", scope::inbound(cluster, true)),
             &["destination_service_name", CODES[0], CODES[1], CODES[2]],
             ambient,
             window_secs,
@@ -400,7 +414,7 @@ pub fn namespace_queries(
         .into(),
         Kind::App | Kind::Workload => {
             let mut qs: Vec<MetricQuery> = counted_once(
-                vec![Matcher::eq("destination_workload_namespace", namespace)],
+                selector("destination_workload_namespace", scope::inbound(cluster, false)),
                 &["destination_app", "destination_workload", CODES[0], CODES[1], CODES[2]],
                 ambient,
                 window_secs,
@@ -408,7 +422,7 @@ pub fn namespace_queries(
             )
             .into();
             qs.extend(outbound(
-                vec![Matcher::eq("source_workload_namespace", namespace)],
+                selector("source_workload_namespace", scope::outbound(cluster)),
                 &["source_app", "source_workload", CODES[0], CODES[1], CODES[2]],
                 ambient,
                 window_secs,
