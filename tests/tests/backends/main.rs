@@ -7,6 +7,7 @@ mod ambient;
 mod app_runtimes;
 mod cluster_http;
 mod cluster_kube;
+mod clusters_telemetry;
 mod config_kinds;
 mod dashboards_entities;
 mod dashboards_precedence;
