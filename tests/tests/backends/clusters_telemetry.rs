@@ -102,30 +102,43 @@ struct Setup {
     _fixture: Fixture,
 }
 
-fn setup() -> Setup {
+/// A store holding [`traffic`] from 20 minutes before now to 10 minutes after, so every
+/// window up to "now" is full; and now on the store's grid.
+fn store() -> (PromServer, Fixture, i64) {
     let now = meshlens_params::now() / STEP * STEP;
-    // From 20 minutes before to 10 minutes after: every window up to "now" is full.
     let fixture = from_openmetrics(&openmetrics(now - 1200, now + 600), now - 1200, now + 600);
-    let prom = PromServer::start(&fixture);
-    let start = |remotes: &str| {
-        let plugins = plugin_dir(&["metrics-prometheus"]);
-        let cfg = format!(
-            "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
-             [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n{remotes}\
-             [metrics]\nbackend = \"prometheus\"\ntimeout = \"3s\"\n\
-             [metrics.prometheus]\nurl = {:?}\n",
-            plugins.path().display().to_string(),
-            prom.url()
-        );
-        Meshlens::start(&cfg, &[], vec![plugins])
-            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
-    };
+    (PromServer::start(&fixture), fixture, now)
+}
+
+/// The configuration of an instance over `prom`, with `west` as a remote when `multi`.
+fn config(prom: &PromServer, plugins: &std::path::Path, multi: bool, extra: &str) -> String {
     // The remote's snapshot path is absolute: only the home one is read from the workspace.
     let demo = workspace_root().join("config/demo").display().to_string();
-    let multi = start(&format!(
-        "[[cluster.remotes]]\nname = \"west\"\nsource = \"snapshot\"\nsnapshot = [{demo:?}]\n"
-    ));
-    let single = start("");
+    let remotes = if multi {
+        format!(
+            "[[cluster.remotes]]\nname = \"west\"\nsource = \"snapshot\"\nsnapshot = [{demo:?}]\n"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
+         [cluster]\nsource = \"snapshot\"\nsnapshot = [\"config/demo\"]\n{remotes}\
+         [metrics]\nbackend = \"prometheus\"\ntimeout = \"3s\"\n\
+         [metrics.prometheus]\nurl = {:?}\n{extra}",
+        plugins.display().to_string(),
+        prom.url()
+    )
+}
+
+fn setup() -> Setup {
+    let (prom, fixture, now) = store();
+    let start = |multi: bool| {
+        let plugins = plugin_dir(&["metrics-prometheus"]);
+        Meshlens::start(&config(&prom, plugins.path(), multi, ""), &[], vec![plugins])
+            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+    };
+    let (multi, single) = (start(true), start(false));
     Setup { multi, single, now, _prom: prom, _fixture: fixture }
 }
 
@@ -296,4 +309,53 @@ fn namespace_metrics_and_the_app_dashboard_count_only_the_asked_cluster() {
     let svc = format!("/api/namespaces/bookinfo/services/reviews/dashboard?{range}");
     all_close(&get(m, &svc)["charts"][0]["metric"], 3.0, "home reviews service");
     all_close(&get(m, &at(&svc, Some(WEST)))["charts"][0]["metric"], 8.0, "west reviews service");
+}
+
+/// The `meshlens_health_status` gauge of the exported home objects, once it shows `line`.
+fn exported(m: &integration_tests::server::Meshlens, line: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let text = m.get("/metrics").text();
+        if text.contains(line) || std::time::Instant::now() > deadline {
+            return text
+                .lines()
+                .filter(|l| l.starts_with("meshlens_health_status{"))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// The background export covers the home cluster's objects, and so counts the home
+/// cluster's telemetry on a multi-cluster instance. Each instance runs in its own process:
+/// the gauge is process-wide.
+#[test]
+fn the_health_export_counts_the_home_clusters_telemetry() {
+    let (prom, _fixture, _) = store();
+    let start = |multi: bool| {
+        let plugins = plugin_dir(&["metrics-prometheus"]);
+        let cfg = config(&prom, plugins.path(), multi, "[health]\nexport_interval = \"1s\"\n");
+        integration_tests::server::Meshlens::start(&cfg, &[], vec![plugins])
+            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"))
+    };
+    let gauge = |kind: &str, name: &str, status: &str| {
+        format!(
+            "meshlens_health_status{{namespace=\"bookinfo\",kind=\"{kind}\",name=\"{name}\",status=\"{status}\"}} 1"
+        )
+    };
+    // Home: reviews receives A (no errors) and sends D; productpage sends A and B.
+    let multi = start(true);
+    for (kind, name) in [("app", "reviews"), ("app", "productpage"), ("service", "reviews")] {
+        let line = gauge(kind, name, "healthy");
+        let text = exported(&multi, &line);
+        assert!(text.contains(&line), "missing `{line}`:\n{text}");
+    }
+    // Both clusters: west's 503s are 1 in 11 of reviews' requests, a degraded 9%.
+    let single = start(false);
+    for (kind, name) in [("app", "reviews"), ("app", "productpage"), ("service", "reviews")] {
+        let line = gauge(kind, name, "degraded");
+        let text = exported(&single, &line);
+        assert!(text.contains(&line), "missing `{line}`:\n{text}");
+    }
 }
