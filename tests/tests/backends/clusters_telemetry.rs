@@ -10,6 +10,8 @@
 //! - B: productpage-v1@Kubernetes → reviews-v3@west, 200: 2 (crosses clusters)
 //! - C: productpage-v1@west → reviews-v3@west, 200: 5, and 503: 1
 //! - D: reviews-v1@Kubernetes → ratings-v1@Kubernetes, 200: 4
+//! - E: productpage-v1@west → the `details` service, no upstream answered (503 `UH`): 0.5,
+//!   reported by the caller only, with every destination label but the service `unknown`
 
 // In process (no binary spawned): the same client interface as `server::Meshlens`.
 use integration_tests::inprocess::InProcess as Meshlens;
@@ -23,8 +25,8 @@ const STEP: i64 = 15;
 const HOME: &str = "Kubernetes";
 const WEST: &str = "west";
 
-/// (cluster, workload, app) of a caller; (cluster, workload, app) of a callee of `reviews` or
-/// `ratings` (its service is its app).
+/// (cluster, workload, app) of a caller; (cluster, workload, app) of a callee, whose service
+/// is its app (a workload `unknown`: no upstream answered, the app is only the service).
 type End = (&'static str, &'static str, &'static str);
 
 struct Request {
@@ -48,6 +50,7 @@ fn traffic() -> Vec<Request> {
             code: "200",
             rate: 4.0,
         },
+        Request { src: pp(WEST), dst: ("unknown", "unknown", "details"), code: "503", rate: 0.5 },
     ]
 }
 
@@ -55,9 +58,13 @@ fn traffic() -> Vec<Request> {
 fn openmetrics(start: i64, end: i64) -> String {
     let mut out = String::from("# TYPE istio_requests counter\n");
     for r in traffic() {
-        for reporter in ["source", "destination"] {
-            let (sc, sw, sa) = r.src;
-            let (dc, dw, da) = r.dst;
+        let (sc, sw, sa) = r.src;
+        let (dc, dw, svc) = r.dst;
+        let answered = dw != "unknown";
+        let (da, dns, flags) =
+            if answered { (svc, "bookinfo", "-") } else { ("unknown", "unknown", "UH") };
+        let reporters: &[&str] = if answered { &["source", "destination"] } else { &["source"] };
+        for &reporter in reporters {
             let labels = [
                 ("reporter", reporter),
                 ("source_cluster", sc),
@@ -67,16 +74,16 @@ fn openmetrics(start: i64, end: i64) -> String {
                 ("source_version", "v1"),
                 ("destination_cluster", dc),
                 ("destination_service_namespace", "bookinfo"),
-                ("destination_service_name", da),
-                ("destination_service", &format!("{da}.bookinfo.svc.cluster.local")),
-                ("destination_workload_namespace", "bookinfo"),
+                ("destination_service_name", svc),
+                ("destination_service", &format!("{svc}.bookinfo.svc.cluster.local")),
+                ("destination_workload_namespace", dns),
                 ("destination_workload", dw),
                 ("destination_app", da),
-                ("destination_version", "v1"),
+                ("destination_version", if answered { "v1" } else { "unknown" }),
                 ("request_protocol", "http"),
                 ("response_code", r.code),
                 ("grpc_response_status", ""),
-                ("response_flags", "-"),
+                ("response_flags", flags),
                 ("connection_security_policy", "mutual_tls"),
             ];
             let text: Vec<String> = labels.iter().map(|(k, v)| format!("{k}=\"{v}\"")).collect();
@@ -197,11 +204,11 @@ fn object_health_counts_only_the_asked_clusters_requests() {
     let app = |a: &str| format!("/api/namespaces/bookinfo/apps/{a}/health");
     let wl = |w: &str| format!("/api/namespaces/bookinfo/workloads/{w}/health");
     let svc = |v: &str| format!("/api/namespaces/bookinfo/services/{v}/health");
-    // productpage sends A + B from home, C from west.
+    // productpage sends A + B from home, C + E from west.
     requests(m, &app("productpage"), (5.0, 0.0));
     requests(m, &at(&app("productpage"), Some(HOME)), (5.0, 0.0));
-    requests(m, &at(&app("productpage"), Some(WEST)), (6.0, 1.0));
-    requests(one, &app("productpage"), (11.0, 1.0));
+    requests(m, &at(&app("productpage"), Some(WEST)), (6.5, 1.5));
+    requests(one, &app("productpage"), (11.5, 1.5));
     // reviews: home receives A and sends D; west receives B and C.
     requests(m, &app("reviews"), (7.0, 0.0));
     requests(m, &at(&app("reviews"), Some(WEST)), (8.0, 1.0));
@@ -218,6 +225,12 @@ fn object_health_counts_only_the_asked_clusters_requests() {
     requests(one, &svc("reviews"), (11.0, 1.0));
     requests(m, &at(&svc("ratings"), Some(WEST)), (0.0, 0.0));
     requests(m, &svc("ratings"), (4.0, 0.0));
+    // A request no upstream answered has no destination cluster: it counts for the service
+    // in every cluster (Kiali's `destination_cluster=~"<name>|unknown"`).
+    requests(m, &svc("details"), (0.5, 0.5));
+    requests(m, &at(&svc("details"), Some(WEST)), (0.5, 0.5));
+    requests(one, &svc("details"), (0.5, 0.5));
+    requests(m, &at(&app("details"), Some(WEST)), (0.0, 0.0));
     // The statuses follow: west's 503s are 1/8 of reviews' inbound requests (Kiali's default
     // rule: 5xx above 10% is a failure), home's reviews have none.
     let status = |m: &Meshlens, path: String| get(m, &path)["status"].as_str().map(str::to_string);
@@ -242,7 +255,7 @@ fn namespace_health_counts_only_the_asked_clusters_requests() {
     ratio(&home, "reviews", "inboundErrorRatio", 0.0);
     ratio(&west, "reviews", "inboundErrorRatio", 1.0 / 8.0);
     ratio(&home, "productpage", "outboundErrorRatio", 0.0);
-    ratio(&west, "productpage", "outboundErrorRatio", 1.0 / 6.0);
+    ratio(&west, "productpage", "outboundErrorRatio", 1.5 / 6.5);
     ratio(&home, "ratings", "inboundErrorRatio", 0.0);
     ratio(&west, "ratings", "inboundErrorRatio", -1.0);
     ratio(&west, "reviews", "outboundErrorRatio", -1.0);
@@ -254,10 +267,12 @@ fn namespace_health_counts_only_the_asked_clusters_requests() {
     ratio(&home, "reviews", "inboundErrorRatio", 0.0);
     ratio(&west, "reviews", "inboundErrorRatio", 1.0 / 8.0);
     ratio(&west, "ratings", "inboundErrorRatio", -1.0);
+    ratio(&home, "details", "inboundErrorRatio", 1.0);
+    ratio(&west, "details", "inboundErrorRatio", 1.0);
     // A single-cluster instance counts both clusters' series.
     let all = get(one, "/api/namespaces/bookinfo/health?type=app");
     ratio(&all, "reviews", "inboundErrorRatio", 1.0 / 11.0);
-    ratio(&all, "productpage", "outboundErrorRatio", 1.0 / 11.0);
+    ratio(&all, "productpage", "outboundErrorRatio", 1.5 / 11.5);
     let all = get(one, "/api/namespaces/bookinfo/health?type=workload");
     ratio(&all, "reviews-v3", "inboundErrorRatio", 1.0 / 8.0);
 }
@@ -273,14 +288,14 @@ fn namespace_metrics_and_the_app_dashboard_count_only_the_asked_cluster() {
         );
         get(m, &at(&path, c))["metrics"].clone()
     };
-    // Outbound (the default): by source_cluster. Home sends A, B and D; west sends C.
+    // Outbound (the default): by source_cluster. Home sends A, B and D; west sends C and E.
     let home = metrics(m, "", None);
     all_close(&home["request_count"], 9.0, "home outbound request_count");
     assert!(points(&home["request_error_count"], "home errors").is_empty(), "{home}");
     let west = metrics(m, "", Some(WEST));
-    all_close(&west["request_count"], 6.0, "west outbound request_count");
-    all_close(&west["request_error_count"], 1.0, "west outbound request_error_count");
-    all_close(&metrics(one, "", None)["request_count"], 15.0, "single outbound request_count");
+    all_close(&west["request_count"], 6.5, "west outbound request_count");
+    all_close(&west["request_error_count"], 1.5, "west outbound request_error_count");
+    all_close(&metrics(one, "", None)["request_count"], 15.5, "single outbound request_count");
     // Inbound: by destination_cluster. Home receives A and D; west receives B and C.
     let inbound = "&direction=inbound";
     all_close(&metrics(m, inbound, None)["request_count"], 7.0, "home inbound");
@@ -298,8 +313,8 @@ fn namespace_metrics_and_the_app_dashboard_count_only_the_asked_cluster() {
     all_close(&volume(m, "reviews", "inbound", Some(WEST)), 8.0, "west reviews inbound");
     all_close(&volume(one, "reviews", "inbound", None), 11.0, "single reviews inbound");
     all_close(&volume(m, "productpage", "outbound", None), 5.0, "home productpage outbound");
-    all_close(&volume(m, "productpage", "outbound", Some(WEST)), 6.0, "west productpage outbound");
-    all_close(&volume(one, "productpage", "outbound", None), 11.0, "single productpage outbound");
+    all_close(&volume(m, "productpage", "outbound", Some(WEST)), 6.5, "west productpage outbound");
+    all_close(&volume(one, "productpage", "outbound", None), 11.5, "single productpage outbound");
     // The workload and service dashboards too.
     let wl = format!(
         "/api/namespaces/bookinfo/workloads/reviews-v3/dashboard?{range}&direction=inbound"
@@ -351,10 +366,15 @@ fn the_health_export_counts_the_home_clusters_telemetry() {
         let text = exported(&multi, &line);
         assert!(text.contains(&line), "missing `{line}`:\n{text}");
     }
-    // Both clusters: west's 503s are 1 in 11 of reviews' requests, a degraded 9%.
+    // Both clusters: west's 503s are 1 in 11 of reviews' requests, a degraded 9%, and 1.5 in
+    // 11.5 of productpage's, a failing 13%.
     let single = start(false);
-    for (kind, name) in [("app", "reviews"), ("app", "productpage"), ("service", "reviews")] {
-        let line = gauge(kind, name, "degraded");
+    for (kind, name, status) in [
+        ("app", "reviews", "degraded"),
+        ("service", "reviews", "degraded"),
+        ("app", "productpage", "failure"),
+    ] {
+        let line = gauge(kind, name, status);
         let text = exported(&single, &line);
         assert!(text.contains(&line), "missing `{line}`:\n{text}");
     }
