@@ -53,7 +53,11 @@ pub async fn refresh(
     state: &Arc<AppState>,
     exported: &mut HashSet<HealthLabels>,
 ) -> Result<(usize, usize), String> {
-    let cluster = state.cluster.state().await.map_err(|e| e.to_string())?;
+    // The export covers the home cluster's objects, so it counts the home cluster's
+    // telemetry only when the instance reads several (as the health operations do).
+    let home = state.clusters.home();
+    let cluster = home.cluster.state().await.map_err(|e| e.to_string())?;
+    let scope = state.clusters.is_multi().then_some(home.name.as_str());
     let wanted = &state.config.health.export_namespaces;
     let rules = state.config.health.rules();
     let gauge = &state.telemetry.health_status;
@@ -65,8 +69,8 @@ pub async fn refresh(
         let ns = ns_state.name.as_str();
         let ri = namespace_window(DEFAULT_RATE_INTERVAL, ns_state, now);
         // App and workload statuses share their queries.
-        let app_queries = namespace_queries(ns, Kind::App, &ambient, ri, now);
-        let svc_queries = namespace_queries(ns, Kind::Service, &ambient, ri, now);
+        let app_queries = namespace_queries(ns, scope, Kind::App, &ambient, ri, now);
+        let svc_queries = namespace_queries(ns, scope, Kind::Service, &ambient, ri, now);
         queries += app_queries.len() + svc_queries.len();
         // No client waits for the export: only the engine's timeout bounds its queries.
         let rc = RequestContext::background();

@@ -108,6 +108,9 @@ pub fn namespace_metrics_plan(
     if let Some(p) = &params.app.request_protocol {
         matchers.push(Matcher::eq("request_protocol", p));
     }
+    if let Some(c) = &params.app.cluster {
+        matchers.push(Matcher::eq(&format!("{side}_cluster"), c));
+    }
     let mut errors = matchers.clone();
     errors.push(Matcher::re("response_code", "[45].*"));
     let mut queries = Vec::new();
@@ -210,6 +213,34 @@ mod tests {
                 .any(|m| m.name.as_str() == "destination_workload_namespace")
         );
         assert_eq!(plan.queries[1].metric.as_str(), "istio_request_duration_seconds");
+    }
+
+    #[test]
+    fn a_cluster_counts_its_side_only() {
+        let mut p = params(&[("filters[]", "request_count"), ("filters[]", "request_error_count")])
+            .unwrap();
+        let plan = |p: &NamespaceMetricsParams| {
+            namespace_metrics_plan("ns", p, DurationHistogram::Seconds, None, 10_000).unwrap()
+        };
+        let none = plan(&p);
+        assert!(
+            none.queries
+                .iter()
+                .flat_map(|q| q.matchers.iter())
+                .all(|m| !m.name.contains("cluster"))
+        );
+        p.app.cluster = Some("west".into());
+        let out = plan(&p);
+        assert!(
+            out.queries.iter().all(|q| q.matchers.contains(&Matcher::eq("source_cluster", "west")))
+        );
+        p.app.direction = Direction::Inbound;
+        let inb = plan(&p);
+        assert!(
+            inb.queries
+                .iter()
+                .all(|q| q.matchers.contains(&Matcher::eq("destination_cluster", "west")))
+        );
     }
 
     #[test]

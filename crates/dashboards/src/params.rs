@@ -122,6 +122,12 @@ pub struct AppParams {
     pub request_protocol: Option<String>,
     /// `reporter`, default source.
     pub reporter: Reporter,
+    /// Only this cluster's telemetry: `{side}_cluster`, the side being the target's (Kiali
+    /// v2's `MetricsLabelsBuilder.Cluster`, business/metrics_labels_builder.go). Not read from
+    /// the query string: the host sets it from `clusterName` on an instance that reads
+    /// several clusters, and leaves it `None` on a single-cluster one (older telemetry has no
+    /// cluster labels).
+    pub cluster: Option<String>,
 }
 
 /// Whether `s` is a Prometheus label name.
@@ -262,6 +268,7 @@ impl AppParams {
             direction: own.direction.unwrap_or(Direction::Outbound),
             request_protocol: own.request_protocol.map(|p| p.0),
             reporter: own.reporter.unwrap_or(Reporter::Source),
+            cluster: None,
         })
     }
 
@@ -282,6 +289,7 @@ impl AppParams {
             direction: Direction::Inbound,
             request_protocol: own.request_protocol.map(|p| p.0),
             reporter: own.reporter.unwrap_or(Reporter::Source),
+            cluster: None,
         })
     }
 }

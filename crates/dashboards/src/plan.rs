@@ -187,7 +187,8 @@ pub(crate) fn chart_queries(
 
 /// The plan of customDashboard: series selected by the pod labels `namespace`, `app` and
 /// optionally `version`; aggregations are the union over charts, de-duplicated by
-/// displayName and sorted by it.
+/// displayName and sorted by it. No cluster matcher, as in Kiali v2 (business/dashboards.go,
+/// `buildLabelsQueryString`): an app's own metrics carry no Istio cluster labels.
 pub fn custom_dashboard_plan(
     template: &DashboardTemplate,
     namespace: &str,
@@ -284,6 +285,10 @@ pub fn istio_dashboard_plan(
     }
     if let Some(p) = &params.request_protocol {
         matchers.push(Matcher::eq("request_protocol", p));
+    }
+    // A service's side is always the destination (`local`: its direction is inbound).
+    if let Some(c) = &params.cluster {
+        matchers.push(Matcher::eq(&format!("{local}_cluster"), c));
     }
     let time = params.base.range(now);
     let charts_def: [(&str, &str, &str, DataType); 6] = [

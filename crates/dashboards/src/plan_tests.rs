@@ -299,3 +299,33 @@ fn workload_and_service_dashboards_select_their_own_labels() {
     let e = AppParams::parse_service_with("direction=outbound", &limits).unwrap_err();
     assert!(matches!(e, DashboardError::BadRequest(ref m) if m.starts_with("direction")), "{e:?}");
 }
+
+#[test]
+fn a_cluster_selects_the_targets_own_side() {
+    let mut p = AppParams::parse("").unwrap();
+    p.cluster = Some("west".into());
+    let plan = |target, p: &AppParams| {
+        istio_dashboard_plan("bookinfo", target, p, DurationHistogram::Seconds, 1000)
+    };
+    let out = plan(DashboardTarget::App("reviews"), &p);
+    assert!(
+        out.queries
+            .iter()
+            .all(|q| q.matchers.last() == Some(&Matcher::eq("source_cluster", "west")))
+    );
+    p.direction = Direction::Inbound;
+    for target in [DashboardTarget::Workload("reviews-v1"), DashboardTarget::Service("reviews")] {
+        let inb = plan(target, &p);
+        assert!(
+            inb.queries
+                .iter()
+                .all(|q| q.matchers.last() == Some(&Matcher::eq("destination_cluster", "west"))),
+            "{target:?}"
+        );
+    }
+    // Custom dashboards select by the app's own labels only (Kiali v2 too).
+    let custom = custom_dashboard_plan(&template(), "bookinfo", "reviews", &params(&[]), 1000);
+    assert!(
+        custom.queries.iter().flat_map(|q| q.matchers.iter()).all(|m| !m.name.contains("cluster"))
+    );
+}

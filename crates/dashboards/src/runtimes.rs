@@ -133,19 +133,25 @@ pub fn runtimes_from_discovery(
     templates: &[&DashboardTemplate],
     result: &QueryResult,
 ) -> Vec<Runtime> {
-    let found: Vec<&str> = result.series.iter().filter_map(|s| s.labels.get("__name__")).collect();
-    group(
-        templates
-            .iter()
-            .copied()
-            .filter(|t| !t.discover_on.is_empty() && found.contains(&t.discover_on.as_str())),
-    )
+    let found: Vec<String> =
+        result.series.iter().filter_map(|s| s.labels.get("__name__")).map(str::to_string).collect();
+    runtimes_from_names(templates, &found)
 }
 
-/// (namespace, app) -> when discovered, what was found.
-type RuntimeEntries = HashMap<(String, String), (Instant, Vec<Runtime>)>;
+/// Runtimes of the templates whose revealing metric is among `found`, in template order.
+fn runtimes_from_names(templates: &[&DashboardTemplate], found: &[String]) -> Vec<Runtime> {
+    group(templates.iter().copied().filter(|t| {
+        !t.discover_on.is_empty() && found.iter().any(|f| *f == t.discover_on.as_str())
+    }))
+}
 
-/// Discovery answers per (namespace, app), kept for a TTL.
+/// (namespace, app, the metric names asked about) -> when discovered, the names found.
+type RuntimeEntries = HashMap<(String, String, String), (Instant, Vec<String>)>;
+
+/// Discovery answers per (namespace, app, metric names asked about), kept for a TTL. The
+/// store's answer is kept, not the runtimes: on an instance that reads several clusters, the
+/// same app in two clusters may see different templates (a cluster's own dashboard
+/// resources), and each gets the runtimes of its own.
 #[derive(Debug)]
 pub struct RuntimeCache {
     ttl: Duration,
@@ -157,18 +163,16 @@ impl RuntimeCache {
     pub fn new(ttl: Duration) -> Self {
         RuntimeCache { ttl, entries: Mutex::new(HashMap::new()) }
     }
-    fn get(&self, ns: &str, app: &str) -> Option<Vec<Runtime>> {
+    fn get(&self, key: &(String, String, String)) -> Option<Vec<String>> {
         let g = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        g.get(&(ns.to_string(), app.to_string()))
-            .filter(|(at, _)| at.elapsed() < self.ttl)
-            .map(|(_, r)| r.clone())
+        g.get(key).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, r)| r.clone())
     }
-    fn put(&self, ns: &str, app: &str, r: Vec<Runtime>) {
+    fn put(&self, key: (String, String, String), found: Vec<String>) {
         let mut g = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         // Bounded: expired entries go whenever a new one comes in.
         let ttl = self.ttl;
         g.retain(|_, (at, _)| at.elapsed() < ttl);
-        g.insert((ns.to_string(), app.to_string()), (Instant::now(), r));
+        g.insert(key, (Instant::now(), found));
     }
 }
 
@@ -196,17 +200,26 @@ where
             catalog.resolve(n, namespace, mesh_namespace)
         });
     }
-    if let Some(hit) = cache.get(namespace, app) {
-        return hit;
-    }
     let templates = catalog.visible(namespace, mesh_namespace);
     let Some(q) = discovery_query(&templates, namespace, app, now) else {
         return Vec::new();
     };
+    // The query's metric names: its first matcher (`__name__=~"m1|m2"`).
+    let names = q.matchers.first().map(|m| m.value.to_string()).unwrap_or_default();
+    let key = (namespace.to_string(), app.to_string(), names);
+    if let Some(found) = cache.get(&key) {
+        return runtimes_from_names(&templates, &found);
+    }
     match run(q).await {
         Ok(result) => {
-            let r = runtimes_from_discovery(&templates, &result);
-            cache.put(namespace, app, r.clone());
+            let found: Vec<String> = result
+                .series
+                .iter()
+                .filter_map(|s| s.labels.get("__name__"))
+                .map(str::to_string)
+                .collect();
+            let r = runtimes_from_names(&templates, &found);
+            cache.put(key, found);
             r
         }
         Err(e) => {

@@ -133,3 +133,43 @@ async fn expired_entries_are_asked_again_and_failures_give_none() {
     assert!(resolve_runtimes([], &c, "ns", "mesh", "a", 1000, &cache, run).await.is_empty());
     assert_eq!(sent.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn each_catalog_gets_its_own_runtimes_from_a_shared_answer() {
+    // The same app in two clusters: the second cluster's templates on the same metrics have
+    // their own names, and one of them reveals on a metric the first does not ask about.
+    let c1 = catalog();
+    let c2 = TemplateCatalog::new(vec![ProviderTemplates {
+        provider: "builtin".into(),
+        tier: ProviderTier::Builtin,
+        templates: vec![
+            t(
+                "vertx-server",
+                "Vert.x",
+                "Vert.x Server Metrics",
+                "vertx_http_server_requests_total",
+            ),
+            t("vertx-pool", "Vert.x", "Vert.x Pools Metrics", "vertx_pool_ratio"),
+            t("go", "Go", "Go Metrics", "go_goroutines"),
+        ],
+    }]);
+    let c3 = TemplateCatalog::new(vec![ProviderTemplates {
+        provider: "builtin".into(),
+        tier: ProviderTier::Builtin,
+        templates: vec![t("jvm", "JVM", "JVM Metrics", "jvm_threads_current")],
+    }]);
+    let cache = RuntimeCache::new(Duration::from_secs(60));
+    let sent = AtomicUsize::new(0);
+    let run = |_q: MetricQuery| {
+        sent.fetch_add(1, Ordering::SeqCst);
+        async { Ok(names(&["vertx_pool_ratio", "jvm_threads_current"])) }
+    };
+    let r1 = resolve_runtimes([], &c1, "ns", "mesh", "a", 1000, &cache, run).await;
+    let r2 = resolve_runtimes([], &c2, "ns", "mesh", "a", 1000, &cache, run).await;
+    assert_eq!(r1, r2);
+    assert_eq!(sent.load(Ordering::SeqCst), 1, "the same question is asked once");
+    let r3 = resolve_runtimes([], &c3, "ns", "mesh", "a", 1000, &cache, run).await;
+    assert_eq!(sent.load(Ordering::SeqCst), 2, "another question is asked again");
+    assert_eq!(r3.len(), 1);
+    assert_eq!(r3[0].name, "JVM", "not the first catalog's runtimes");
+}

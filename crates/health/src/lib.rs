@@ -32,10 +32,13 @@ use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, Ra
 use serde::Serialize;
 
 mod config;
+mod proxy;
 mod rules;
+mod scope;
 mod status;
 
 pub use config::HealthConfig;
+pub use proxy::{proxy_health, proxy_queries};
 pub use rules::{RateRule, RuleProblem, Rules, ToleranceRule, default_rule, thresholds};
 use status::value;
 pub use status::{
@@ -315,15 +318,17 @@ fn outbound(
 }
 
 /// Queries for one object's request health: inbound (two reports), then outbound.
+/// `cluster`: only that cluster's requests count (see [`scope`]); `None` counts every series.
 pub fn target_queries(
     namespace: &str,
+    cluster: Option<&str>,
     target: Target<'_>,
     ambient: &Ambient,
     window_secs: u64,
     time: i64,
 ) -> Vec<MetricQuery> {
     let by = CODES;
-    let (inbound, outbound_sel) = match target {
+    let (mut inbound, mut outbound_sel) = match target {
         Target::App(app) => (
             vec![
                 Matcher::eq("destination_workload_namespace", namespace),
@@ -352,6 +357,10 @@ pub fn target_queries(
             None,
         ),
     };
+    inbound.extend(scope::inbound(cluster, matches!(target, Target::Service(_))));
+    if let Some(out) = outbound_sel.as_mut() {
+        out.extend(scope::outbound(cluster));
+    }
     let mut qs: Vec<MetricQuery> = counted_once(inbound, &by, ambient, window_secs, time).into();
     if let Some(out) = outbound_sel {
         qs.extend(outbound(out, &by, ambient, window_secs, time));
@@ -382,16 +391,23 @@ pub fn target_requests(
 }
 
 /// The fixed set of queries for a namespace's health, however many objects it holds.
+/// `cluster`: only that cluster's requests count (see [`scope`]); `None` counts every series.
 pub fn namespace_queries(
     namespace: &str,
+    cluster: Option<&str>,
     kind: Kind,
     ambient: &Ambient,
     window_secs: u64,
     time: i64,
 ) -> Vec<MetricQuery> {
+    let selector = |label: &str, side: Option<Matcher>| {
+        let mut m = vec![Matcher::eq(label, namespace)];
+        m.extend(side);
+        m
+    };
     match kind {
         Kind::Service => counted_once(
-            vec![Matcher::eq("destination_service_namespace", namespace)],
+            selector("destination_service_namespace", scope::inbound(cluster, true)),
             &["destination_service_name", CODES[0], CODES[1], CODES[2]],
             ambient,
             window_secs,
@@ -400,7 +416,7 @@ pub fn namespace_queries(
         .into(),
         Kind::App | Kind::Workload => {
             let mut qs: Vec<MetricQuery> = counted_once(
-                vec![Matcher::eq("destination_workload_namespace", namespace)],
+                selector("destination_workload_namespace", scope::inbound(cluster, false)),
                 &["destination_app", "destination_workload", CODES[0], CODES[1], CODES[2]],
                 ambient,
                 window_secs,
@@ -408,7 +424,7 @@ pub fn namespace_queries(
             )
             .into();
             qs.extend(outbound(
-                vec![Matcher::eq("source_workload_namespace", namespace)],
+                selector("source_workload_namespace", scope::outbound(cluster)),
                 &["source_app", "source_workload", CODES[0], CODES[1], CODES[2]],
                 ambient,
                 window_secs,
@@ -552,61 +568,6 @@ pub fn namespace_health(
             )
         })
         .collect()
-}
-
-/// Envoy's metric-name form of a service's cluster: every character outside
-/// `[a-zA-Z0-9_]` becomes `_` (e.g. `svc.cluster.local` → `svc_cluster_local`).
-fn envoy_name(text: &str) -> String {
-    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
-}
-
-/// The membership gauges of one service: for each port, inbound healthy/total then
-/// outbound healthy/total (four queries per port).
-pub fn proxy_queries(
-    namespace: &str,
-    service: &str,
-    ports: &[i32],
-    identity_domain: &str,
-    time: i64,
-) -> Vec<MetricQuery> {
-    let mut qs = Vec::new();
-    for port in ports {
-        for dir in ["inbound", "outbound"] {
-            for stat in ["healthy", "total"] {
-                let metric = format!(
-                    "envoy_cluster_{dir}_{port}__{}_{}_{}_membership_{stat}",
-                    envoy_name(service),
-                    envoy_name(namespace),
-                    envoy_name(identity_domain)
-                );
-                qs.push(MetricQuery {
-                    metric: metric.into(),
-                    matchers: Vec::new().into(),
-                    func: RangeFunc::None,
-                    window_secs: 0,
-                    group_by: Some(Vec::new().into()).into(),
-                    histogram: HistogramStat::None,
-                    time: QueryTime::Instant(time),
-                });
-            }
-        }
-    }
-    qs
-}
-
-/// Folds the results of [`proxy_queries`] (same order); missing series count as zero.
-pub fn proxy_health(results: &[impl std::borrow::Borrow<QueryResult>]) -> ProxyPair {
-    let mut p = ProxyPair::default();
-    for (i, res) in results.iter().enumerate() {
-        let v = res.borrow().series.iter().map(value).sum::<f64>().round() as i64;
-        let target = if i % 4 < 2 { &mut p.inbound } else { &mut p.outbound };
-        if i % 2 == 0 {
-            target.healthy += v;
-        } else {
-            target.total += v;
-        }
-    }
-    p
 }
 
 #[cfg(test)]

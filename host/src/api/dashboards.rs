@@ -13,6 +13,7 @@ use meshlens_dashboards::{
 use plugin_api::{MetricQuery, PluginError, QueryResult};
 
 use crate::{
+    api::health::telemetry_cluster,
     context::RequestContext,
     error::ApiError,
     metrics_engine::{MetricsEngine, MetricsError},
@@ -202,7 +203,9 @@ async fn istio_dashboard(
             params.base.query_time.unwrap_or(now),
         )
         .await?;
-    let plan = istio_dashboard_plan(ns, target, params, duration, now);
+    let mut params = params.clone();
+    params.cluster = telemetry_cluster(ctx).map(str::to_string);
+    let plan = istio_dashboard_plan(ns, target, &params, duration, now);
     let body = plan.execute(|q| run_query(engine.clone(), ctx.rc.clone(), q)).await?;
     Reply::json(&body)
 }

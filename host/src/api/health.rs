@@ -161,6 +161,14 @@ fn ports(svc: &meshlens_cluster::records::ServiceRecord) -> Vec<i32> {
         .unwrap_or_default()
 }
 
+/// The cluster whose telemetry a namespace-scoped operation counts: the one `clusterName`
+/// names, when the instance reads several clusters (inbound `destination_cluster`, outbound
+/// `source_cluster`, as Kiali v2's queries). `None` on a single-cluster instance, whose
+/// queries stay as they were: older telemetry carries no cluster labels.
+pub(crate) fn telemetry_cluster(ctx: &Ctx) -> Option<&str> {
+    ctx.state.clusters.is_multi().then_some(ctx.cluster.name.as_str())
+}
+
 /// The cluster's ambient callers, to count each request once (`meshlens_health::Ambient`).
 pub(crate) fn ambient(cluster: &ClusterState) -> Ambient {
     let mut a = Ambient::default();
@@ -192,7 +200,8 @@ fn app_health(ctx: Ctx) -> HandlerFuture {
         let domain = state.settings().identity_domain.clone();
         let mut batch = QueryBatch::new();
         let ambient = ambient(&state);
-        let requests = batch.add(target_queries(ns, Target::App(name), &ambient, ri, now));
+        let cluster = telemetry_cluster(&ctx);
+        let requests = batch.add(target_queries(ns, cluster, Target::App(name), &ambient, ri, now));
         let services: Vec<(String, Handle)> = app
             .services
             .iter()
@@ -242,7 +251,9 @@ fn service_health(ctx: Ctx) -> HandlerFuture {
         let ri = object_rate_interval(&ctx, ns_state, now)?;
         let mut batch = QueryBatch::new();
         let ambient = ambient(&state);
-        let requests = batch.add(target_queries(ns, Target::Service(name), &ambient, ri, now));
+        let cluster = telemetry_cluster(&ctx);
+        let requests =
+            batch.add(target_queries(ns, cluster, Target::Service(name), &ambient, ri, now));
         let proxy =
             batch.add(proxy_queries(ns, name, &ports(svc), &state.settings().identity_domain, now));
         let answers = ctx.state.metrics.fetch(&ctx.rc, batch).await?;
@@ -268,10 +279,14 @@ fn workload_health(ctx: Ctx) -> HandlerFuture {
         let now = ctx.state.metrics.default_time();
         let ri = object_rate_interval(&ctx, ns_state, now)?;
         let ambient = ambient(&state);
+        let cluster = telemetry_cluster(&ctx);
         let results = ctx
             .state
             .metrics
-            .query_all(&ctx.rc, target_queries(ns, Target::Workload(name), &ambient, ri, now))
+            .query_all(
+                &ctx.rc,
+                target_queries(ns, cluster, Target::Workload(name), &ambient, ri, now),
+            )
             .await?;
         let deployment_status = status_of(w);
         let status = object_status(
@@ -303,7 +318,7 @@ fn namespace_health_op(ctx: Ctx) -> HandlerFuture {
         let ri = rate_interval(&ctx, q.rate_interval, ns_state, now)?;
         let entities = entities(&state, ns_state, kind);
         let ambient = ambient(&state);
-        let queries = namespace_queries(ns, kind, &ambient, ri, now);
+        let queries = namespace_queries(ns, telemetry_cluster(&ctx), kind, &ambient, ri, now);
         let results = ctx.state.metrics.query_all(&ctx.rc, queries).await?;
         let rules = ctx.state.config.health.rules();
         Reply::json(&namespace_health(rules, ns, kind, entities, &results, &ambient))

@@ -3,6 +3,7 @@
 use meshlens_dashboards::{NamespaceMetricsParams, namespace_metrics_plan};
 
 use crate::{
+    api::health::telemetry_cluster,
     error::ApiError,
     router::{Ctx, HandlerFuture, Reply, Route},
 };
@@ -17,7 +18,8 @@ pub fn routes() -> Vec<Route> {
 fn namespace_metrics(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let limits = ctx.state.config.limits.params(meshlens_params::now());
-        let params = NamespaceMetricsParams::parse_with(ctx.query_string(), &limits)?;
+        let mut params = NamespaceMetricsParams::parse_with(ctx.query_string(), &limits)?;
+        params.app.cluster = telemetry_cluster(&ctx).map(str::to_string);
         let cluster = ctx.cluster.cluster.state().await?;
         let ns = ctx.path("namespace")?;
         // The operation lists 400 and 503: an unknown namespace is a bad request here.

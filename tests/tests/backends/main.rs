@@ -8,6 +8,7 @@ mod app_runtimes;
 mod cluster_http;
 mod cluster_kube;
 mod cluster_liveness;
+mod clusters_telemetry;
 mod config_kinds;
 mod dashboards_entities;
 mod dashboards_precedence;

@@ -16,7 +16,8 @@ fn matcher_text(q: &MetricQuery) -> Vec<String> {
 
 #[test]
 fn an_object_is_counted_from_source_reports_plus_unknown_callers() {
-    let qs = target_queries("bookinfo", Target::App("reviews"), &Ambient::default(), 600, 1000);
+    let qs =
+        target_queries("bookinfo", None, Target::App("reviews"), &Ambient::default(), 600, 1000);
     assert_eq!(qs.len(), 3);
     // The source's report, or the waypoint's (ambient: the client has no L7 proxy).
     let m0 = matcher_text(&qs[0]);
@@ -36,7 +37,7 @@ fn an_object_is_counted_from_source_reports_plus_unknown_callers() {
     );
     assert_eq!(qs[0].window_secs, 600);
     assert_eq!(
-        target_queries("ns", Target::Service("s"), &Ambient::default(), 60, 1).len(),
+        target_queries("ns", None, Target::Service("s"), &Ambient::default(), 60, 1).len(),
         2,
         "services have no outbound"
     );
@@ -60,9 +61,9 @@ fn counts_sum_rates_and_errors_are_4xx_and_5xx() {
 
 #[test]
 fn namespace_health_uses_a_fixed_number_of_queries() {
-    assert_eq!(namespace_queries("ns", Kind::App, &Ambient::default(), 600, 0).len(), 3);
-    assert_eq!(namespace_queries("ns", Kind::Workload, &Ambient::default(), 600, 0).len(), 3);
-    assert_eq!(namespace_queries("ns", Kind::Service, &Ambient::default(), 600, 0).len(), 2);
+    assert_eq!(namespace_queries("ns", None, Kind::App, &Ambient::default(), 600, 0).len(), 3);
+    assert_eq!(namespace_queries("ns", None, Kind::Workload, &Ambient::default(), 600, 0).len(), 3);
+    assert_eq!(namespace_queries("ns", None, Kind::Service, &Ambient::default(), 600, 0).len(), 2);
 }
 
 #[test]
@@ -141,7 +142,7 @@ fn ambient_callers_are_counted_from_one_report_each() {
     a.add_client("wp", "front-v1");
     a.add_client("amb", "client-v1");
     a.add_waypoint();
-    let qs = target_queries("wp", Target::Workload("back-v1"), &a, 600, 0);
+    let qs = target_queries("wp", None, Target::Workload("back-v1"), &a, 600, 0);
     // Inbound: source|waypoint, destination from unknown or ambient callers; outbound: both.
     assert_eq!(qs.len(), 4);
     let m1 = matcher_text(&qs[1]);
@@ -188,10 +189,46 @@ fn ambient_callers_are_counted_from_one_report_each() {
     assert!((r.request_error_count - 4.0).abs() < 1e-9, "{r:?}");
     // A cluster without ambient workloads: the sidecar mesh's queries, everything read.
     let none = Ambient::default();
-    let plain = target_queries("wp", Target::Workload("back-v1"), &none, 600, 0);
+    let plain = target_queries("wp", None, Target::Workload("back-v1"), &none, 600, 0);
     assert_eq!(plain.len(), 3);
     assert!(plain.iter().all(|q| {
         !q.group_by.as_ref().into_option().into_iter().flatten().any(|s| s.as_str() == "reporter")
     }));
     assert_eq!(target_requests(&results, &none).request_count, 27.5);
+}
+
+/// The matchers of `q` on a cluster label.
+fn cluster_matchers(q: &MetricQuery) -> Vec<String> {
+    matcher_text(q).into_iter().filter(|m| m.contains("_cluster")).collect()
+}
+
+#[test]
+fn a_cluster_counts_inbound_by_destination_and_outbound_by_source() {
+    let a = Ambient::default();
+    let qs = target_queries("bookinfo", Some("west"), Target::App("reviews"), &a, 600, 0);
+    assert_eq!(qs.len(), 3);
+    for q in &qs[..2] {
+        assert_eq!(cluster_matchers(q), ["destination_clusterEqwest"]);
+    }
+    assert_eq!(cluster_matchers(&qs[2]), ["source_clusterEqwest"]);
+    // A Service keeps the requests whose destination cluster Istio could not tell (Kiali).
+    let qs = target_queries("bookinfo", Some("a.b"), Target::Service("reviews"), &a, 600, 0);
+    for q in &qs {
+        assert_eq!(cluster_matchers(q), ["destination_clusterRea\\.b|unknown"]);
+    }
+    let ns = namespace_queries("bookinfo", Some("west"), Kind::Workload, &a, 600, 0);
+    assert_eq!(ns.len(), 3);
+    assert_eq!(cluster_matchers(&ns[0]), ["destination_clusterEqwest"]);
+    assert_eq!(cluster_matchers(&ns[1]), ["destination_clusterEqwest"]);
+    assert_eq!(cluster_matchers(&ns[2]), ["source_clusterEqwest"]);
+    let ns = namespace_queries("bookinfo", Some("west"), Kind::Service, &a, 600, 0);
+    assert!(ns.iter().all(|q| cluster_matchers(q) == ["destination_clusterRewest|unknown"]));
+    // A single-cluster instance asks about no cluster: its queries name none.
+    let all = [
+        target_queries("bookinfo", None, Target::App("reviews"), &a, 600, 0),
+        target_queries("bookinfo", None, Target::Service("reviews"), &a, 600, 0),
+        namespace_queries("bookinfo", None, Kind::App, &a, 600, 0),
+        namespace_queries("bookinfo", None, Kind::Service, &a, 600, 0),
+    ];
+    assert!(all.iter().flatten().all(|q| cluster_matchers(q).is_empty()));
 }
