@@ -9,6 +9,7 @@ use warp::http::{HeaderValue, Response, header};
 use crate::{
     access::Reviewer,
     auth,
+    cluster_access::RemoteReviewers,
     clusters::ClusterSet,
     config::Config,
     lifecycle::Lifecycle,
@@ -28,6 +29,8 @@ pub struct AppState {
     pub clusters: ClusterSet,
     /// Credentials, session tokens and (strategies `token`, `header`) access reviews.
     pub auth: auth::Auth,
+    /// Each remote's access reviews, asked of its own API server (`auth.reviewer` is home's).
+    pub remote_reviewers: RemoteReviewers,
     pub started: Instant,
     /// Start-up problems shown in `/status` `warningMessages`.
     pub warnings: Vec<String>,
@@ -134,6 +137,7 @@ impl AppState {
 
         let a = &config.auth;
         let reviewer = Arc::new(Reviewer::new(cluster.kube_client(), a));
+        let remote_reviewers = RemoteReviewers::new(&clusters, a);
         let (auth, generated) =
             auth::Auth::new(a, reviewer).map_err(|e| StartupError::Random(e.to_string()))?;
         if generated {
@@ -149,6 +153,7 @@ impl AppState {
             cluster,
             clusters,
             auth,
+            remote_reviewers,
             started,
             warnings,
             lifecycle: Default::default(),

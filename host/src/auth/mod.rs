@@ -112,6 +112,25 @@ impl Auth {
         }
     }
 
+    /// The caller's own Kubernetes token (strategies `token` and `header`): the one sent, or
+    /// the one a session token stands for. For the reviews of another cluster's API server,
+    /// after [`Auth::check`] has accepted the request; `None` for the other strategies.
+    pub fn kube_token(&self, headers: &HeaderMap) -> Option<String> {
+        let sent = match self.strategy {
+            AuthStrategy::Token => match credentials(headers) {
+                Ok(Credentials::Bearer(t)) => t,
+                _ => return None,
+            },
+            AuthStrategy::Header => self.header_token(headers).ok()?.to_string(),
+            AuthStrategy::Anonymous | AuthStrategy::Login => return None,
+        };
+        match self.keys.verify(&sent) {
+            Ok(claims) => claims.ktk.as_deref().and_then(|k| self.keys.open(k)),
+            Err(VerifyError::Expired) => None,
+            Err(VerifyError::Invalid) => Some(sent),
+        }
+    }
+
     /// Whether a public route's caller has shown valid credentials, judged from what costs
     /// nothing: a session token's signature, or a review answer already cached. Never a
     /// password check and never a review, so public routes cannot be used to flood either.

@@ -322,7 +322,21 @@ pub fn defs() -> J {
             ]),
         ),
         ("TracingToolInfo", obj([("url", s())])),
-        ("Namespace", obj([("name", s()), ("creationTimestamp", s()), ("isAmbient", b())])),
+        (
+            "Namespace",
+            obj([
+                ("name", s()),
+                ("creationTimestamp", s()),
+                ("isAmbient", b()),
+                (
+                    "cluster",
+                    s().with(
+                        "description",
+                        "The cluster the namespace is in ([cluster] name, or a remote's name).",
+                    ),
+                ),
+            ]),
+        ),
         ("DeploymentStatus", deployment_status()),
         ("ProxyHealth", proxy()),
         (

@@ -172,7 +172,8 @@ pub fn ops() -> Vec<Op> {
             "/namespaces",
             "namespaceList",
             "namespaces",
-            "Namespaces visible to the service.",
+            "Namespaces of every cluster the service reads (home first, then the remotes; a remote that cannot be \
+             read now is left out), only those the caller may see there; each entry names its cluster.",
             vec![],
             arr(r#ref("Namespace")),
             &[401, 500, 503],
