@@ -206,6 +206,11 @@ fn edge_data() -> J {
     )
 }
 
+/// The cluster an entry is in: `[cluster] name`, or a `[[cluster.remotes]]` name.
+fn cluster() -> J {
+    s().with("description", "The cluster it is in ([cluster] name, or a [[cluster.remotes]] name).")
+}
+
 fn named() -> J {
     obj([("name", s())])
 }
@@ -439,7 +444,12 @@ pub fn defs() -> J {
                 ("namespace", named()),
                 (
                     "applications",
-                    arr(obj([("name", s()), ("meshSidecar", b()), ("isAmbient", b())])),
+                    arr(obj([
+                        ("name", s()),
+                        ("meshSidecar", b()),
+                        ("isAmbient", b()),
+                        ("cluster", cluster()),
+                    ])),
                 ),
             ]),
         ),
@@ -473,6 +483,7 @@ pub fn defs() -> J {
                         ("meshSidecar", b()),
                         ("isAmbient", b()),
                         ("isWaypoint", b()),
+                        ("cluster", cluster()),
                     ])),
                 ),
             ]),
@@ -489,6 +500,7 @@ pub fn defs() -> J {
                         ("isAmbient", b()),
                         ("appLabel", b()),
                         ("workloads", arr(s())),
+                        ("cluster", cluster()),
                     ])),
                 ),
             ]),

@@ -258,6 +258,9 @@ async fn every_cluster_is_listed_and_cluster_name_picks_the_one_read() {
     assert!(names(&east, "applications").len() > 1, "{east}");
     let (_, east_named, _) = get("/api/namespaces/bookinfo/apps?clusterName=east".into()).await;
     assert_eq!(east, east_named);
+    // List items name their cluster, as Kiali v2's do.
+    assert_eq!(west["applications"][0]["cluster"], "west", "{west}");
+    assert!(east["applications"].as_array().unwrap().iter().all(|a| a["cluster"] == "east"));
 
     let (_, app, _) = get("/api/namespaces/bookinfo/apps/reviews?clusterName=west".into()).await;
     let wl_names: Vec<&str> = app["workloads"]
@@ -272,6 +275,7 @@ async fn every_cluster_is_listed_and_cluster_name_picks_the_one_read() {
 
     let (_, wls, _) = get("/api/namespaces/bookinfo/workloads?clusterName=west".into()).await;
     assert_eq!(names(&wls, "workloads"), ["reviews-v3"]);
+    assert_eq!(wls["workloads"][0]["cluster"], "west", "{wls}");
     let (s, wl, _) =
         get("/api/namespaces/payments/workloads/billing-v1?clusterName=west".into()).await;
     assert_eq!((s, wl["name"].as_str()), (200, Some("billing-v1")));
@@ -285,6 +289,7 @@ async fn every_cluster_is_listed_and_cluster_name_picks_the_one_read() {
     );
     let (_, svcs, _) = get("/api/namespaces/bookinfo/services?clusterName=west".into()).await;
     assert_eq!(names(&svcs, "services"), ["reviews"]);
+    assert_eq!(svcs["services"][0]["cluster"], "west", "{svcs}");
 
     let (_, mesh, _) = get("/api/namespaces/bookinfo/mesh?clusterName=west".into()).await;
     let vs: Vec<&str> = mesh["virtualServices"]
