@@ -206,6 +206,10 @@ impl AppState {
         for (kind, count) in self.cluster.object_counts() {
             m.cluster_object_count(kind, count);
         }
+        // Home and every remote by name (objects stay the home cluster's: one label set).
+        for c in self.clusters.members() {
+            m.cluster_availability(&c.name, c.unavailable().is_none());
+        }
         // Read now: a hung backend never finishes the probe that would set it.
         m.backend_up.set(i64::from(self.backend_up()));
         let mut resp = Response::new(meshlens_telemetry::encode().into_bytes());

@@ -103,7 +103,8 @@ fn kubeconfig(dir: &Path, server: &str) -> PathBuf {
     path
 }
 
-/// East (the demo) and west; `west_up = false` points west's kubeconfig at a closed port.
+/// East (the demo) and west; `west_up = false` points west's kubeconfig at a closed port and
+/// names it `south` (the self-metrics are per process: no other test's `west` to race with).
 /// alice may see bookinfo in east only, bob bookinfo in west only; carol is known to east
 /// only (west's TokenReview refuses her token); admin sees everything in both.
 async fn start(auth: &str, west_up: bool) -> Two {
@@ -137,8 +138,9 @@ async fn start(auth: &str, west_up: bool) -> Two {
     let cfg = format!(
         "[server]\naddress = \"127.0.0.1\"\nport = 0\n[auth]\n{auth}\n[plugins]\ndirs = [{:?}]\n\
          [cluster]\nname = \"east\"\nsource = \"kube\"\nkubeconfig = {east_kc:?}\nsync_timeout = \"20s\"\n\
-         [[cluster.remotes]]\nname = \"west\"\nkubeconfig = {west_kc:?}\n",
-        plugins.path()
+         [[cluster.remotes]]\nname = \"{remote}\"\nkubeconfig = {west_kc:?}\n",
+        plugins.path(),
+        remote = if west_up { "west" } else { "south" },
     );
     let m = tokio::task::spawn_blocking(move || {
         Meshlens::start(&cfg, &[], vec![plugins, east_dir, west_dir])
@@ -343,6 +345,8 @@ async fn every_cluster_is_listed_and_cluster_name_picks_the_one_read() {
         assert_eq!(body["code"], 404, "{p}: {body}");
         assert!(body["message"].as_str().is_some_and(|m| m.contains("\"nope\"")), "{p}: {body}");
     }
+    let metrics = t.get("/metrics", None).await.text();
+    assert!(metrics.contains("meshlens_cluster_available{cluster=\"west\"} 1"), "{metrics}");
     // And every one answers for west.
     for p in model_operations("bookinfo") {
         let r = t.get(&with_cluster(&p, "west"), None).await;
@@ -426,18 +430,21 @@ async fn a_remote_down_at_start_is_left_out_and_home_answers_as_before() {
     assert!(started.elapsed() < Duration::from_secs(2), "home took {:?}", started.elapsed());
 
     for p in model_operations("bookinfo") {
-        let r = t.get(&with_cluster(&p, "west"), None).await;
+        let r = t.get(&with_cluster(&p, "south"), None).await;
         assert_eq!(r.status, 503, "{p}: {}", r.text());
         let body = r.json();
         assert_eq!(body["code"], 503);
-        assert!(body["message"].as_str().is_some_and(|m| m.contains("\"west\"")), "{p}: {body}");
+        assert!(body["message"].as_str().is_some_and(|m| m.contains("\"south\"")), "{p}: {body}");
     }
     let status = t.get("/api/status", None).await.json();
     let warnings = status["warningMessages"].as_array().unwrap().clone();
     assert!(
-        warnings.iter().any(|w| w.as_str().is_some_and(|w| w.contains("\"west\""))),
+        warnings.iter().any(|w| w.as_str().is_some_and(|w| w.contains("\"south\""))),
         "{warnings:?}"
     );
+    let metrics = t.get("/metrics", None).await.text();
+    assert!(metrics.contains("meshlens_cluster_available{cluster=\"south\"} 0"), "{metrics}");
+    assert!(metrics.contains("meshlens_cluster_available{cluster=\"east\"} 1"), "{metrics}");
 }
 
 #[test]
