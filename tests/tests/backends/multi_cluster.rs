@@ -379,6 +379,18 @@ async fn each_cluster_reviews_the_caller_with_the_token_strategy() {
     let r = t.get("/api/namespaces", Some(BOB)).await;
     assert_eq!(clusters_of(&r.json()), pairs(&[("bookinfo", "west")]));
 
+    // A session token from /token stands for bob's Kubernetes token in west as well: west
+    // reviews the token it holds, not the session token.
+    let r = t.get("/api/token", Some(BOB)).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let session = r.json()["token"].as_str().unwrap().to_string();
+    assert_eq!(t.get(apps_west, Some(&session)).await.status, 200);
+    assert_forbidden(&t.get(apps, Some(&session)).await, "bob's session in east");
+    assert!(
+        t.west_reviews.token_review_specs()[..].iter().all(|s| s["token"] != session.as_str()),
+        "the session token itself went to west"
+    );
+
     // carol: west's API server does not know her token.
     assert_eq!(t.get(apps, Some(CAROL)).await.status, 200);
     let r = t.get(apps_west, Some(CAROL)).await;
