@@ -15,7 +15,8 @@ fn error_description(code: u16) -> &'static str {
         401 => "Unauthorized: missing or invalid credentials",
         403 => {
             "Forbidden: strategies token and header: the caller may not see the namespace (or one of them); \
-             the same answer whether it exists or not"
+             the same answer whether it exists or not. With clusterName, that cluster's API server decides \
+             (and a cluster whose API server does not accept the caller's token is a 403 too)"
         }
         404 => "NotFoundError: the server could not find what was requested",
         406 => "NotAcceptable: the request cannot be accepted",
