@@ -186,6 +186,8 @@ impl AppState {
     }
 
     /// `Ok` when this replica should get traffic, or why not ([`Lifecycle::readiness`]).
+    /// The home cluster only: a remote that is down (at start-up too) shows in `/status`
+    /// and answers 503 for its `clusterName`, but never takes this replica out of service.
     pub fn readiness(&self) -> Result<(), String> {
         self.lifecycle.readiness(self.cluster.synced())
     }

@@ -102,7 +102,7 @@ pub fn ops() -> Vec<Op> {
             "/ready",
             "ready",
             "status",
-            "Readiness: cluster cache synced, metrics backend answered recently, not shutting down.",
+            "Readiness: listening, the home cluster's cache synced (remote clusters are not waited for), not shutting down.",
             vec![],
             status_obj(),
             &[503],
