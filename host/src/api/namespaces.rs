@@ -17,6 +17,9 @@ pub fn routes() -> Vec<Route> {
     vec![Route::get("namespaceList", "/namespaces", namespace_list)]
 }
 
+/// The longest a remote's namespaces (and the caller's reviews there) are waited for.
+const REMOTE_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// An entry: the namespace and the cluster it is in.
 #[derive(Serialize)]
 struct ClusterNamespace {
@@ -29,8 +32,18 @@ fn namespace_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ctx = &ctx;
         let members = ctx.state.clusters.members();
-        // Remotes are read (and their reviews asked) concurrently: a slow one slows no other.
-        let lists = futures::future::join_all(members.iter().map(|m| cluster_list(ctx, m))).await;
+        // Clusters are read (and their reviews asked) concurrently, and a remote gets at most
+        // REMOTE_WAIT: one whose API server hangs (before it is known lost) is left out of this
+        // answer rather than holding up the home cluster's namespaces.
+        let lists = futures::future::join_all(members.iter().map(|m| async move {
+            if !m.remote {
+                return cluster_list(ctx, m).await;
+            }
+            tokio::time::timeout(REMOTE_WAIT, cluster_list(ctx, m)).await.unwrap_or_else(|_| {
+                Err(ApiError::unavailable(format!("cluster {:?} did not answer in time", m.name)))
+            })
+        }))
+        .await;
         let mut out = Vec::new();
         for (member, list) in members.iter().zip(lists) {
             match list {

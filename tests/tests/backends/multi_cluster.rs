@@ -414,6 +414,17 @@ async fn each_cluster_reviews_the_caller_with_the_token_strategy() {
     // The home cluster's reviews never went to west for east's namespaces, and west's
     // SubjectAccessReviews asked about west's users.
     assert!(t.east_reviews.access_reviews() > 0 && t.west_reviews.access_reviews() > 0);
+    // A remote whose reviews hang does not hold up the home cluster's namespaces: dave (new,
+    // so nothing is cached) gets east's within 2 s, without west's.
+    t.east_reviews.user("dave", "dave-token", &["bookinfo"]);
+    t.west_reviews.user("dave", "dave-token", &["bookinfo"]);
+    t.west_reviews.set_delay(Duration::from_secs(5));
+    let started = Instant::now();
+    let r = t.get("/api/namespaces", Some("dave-token")).await;
+    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
+    assert_eq!(clusters_of(&r.json()), pairs(&[("bookinfo", "east")]));
+    t.west_reviews.set_delay(Duration::ZERO);
+
     // An unauthenticated caller is still 401 before any cluster is looked at.
     assert_eq!(t.get(apps_west, None).await.status, 401);
 }
