@@ -143,6 +143,23 @@ impl Config {
                 ),
             ));
         }
+        // Each remote's own API server reviews the caller there (crate::cluster_access).
+        if a.strategy.per_user()
+            && let Some((i, r)) = self
+                .cluster
+                .remotes
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.source == ClusterSource::Snapshot)
+        {
+            return Err(invalid(
+                &format!("cluster.remotes[{i}] ({})", r.name),
+                format!(
+                    "source \"snapshot\" cannot be read under strategy \"{}\": user tokens and rights are reviewed by each cluster's Kubernetes API server, which a snapshot does not have",
+                    a.strategy.name()
+                ),
+            ));
+        }
         Ok(())
     }
 

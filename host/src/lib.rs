@@ -8,6 +8,7 @@ pub mod access;
 pub mod answer_cache;
 pub mod api;
 pub mod auth;
+pub mod cluster_access;
 pub mod clusters;
 pub mod config;
 pub mod console;

@@ -295,6 +295,9 @@ impl Router {
                 Some(_) => state.clusters.resolve(cluster_param(&query)?.as_deref())?.clone(),
                 None => state.clusters.home().clone(),
             };
+            // A remote's own API server reviews the caller there (crate::cluster_access).
+            let access =
+                crate::cluster_access::require_in(&state, access, &cluster, &headers).await?;
             if let Some((_, ns)) = namespace {
                 access.require(&[ns.as_str()]).await?;
             }

@@ -10,6 +10,7 @@ use warp::http::{HeaderValue, Response, header};
 use crate::{
     access::Reviewer,
     auth,
+    cluster_access::RemoteReviewers,
     clusters::ClusterSet,
     config::Config,
     lifecycle::Lifecycle,
@@ -29,6 +30,8 @@ pub struct AppState {
     pub clusters: ClusterSet,
     /// Credentials, session tokens and (strategies `token`, `header`) access reviews.
     pub auth: auth::Auth,
+    /// Each remote's access reviews, asked of its own API server (`auth.reviewer` is home's).
+    pub remote_reviewers: RemoteReviewers,
     pub started: Instant,
     /// Start-up problems shown in `/status` `warningMessages`.
     pub warnings: Vec<String>,
@@ -143,6 +146,7 @@ impl AppState {
 
         let a = &config.auth;
         let reviewer = Arc::new(Reviewer::new(cluster.kube_client(), a));
+        let remote_reviewers = RemoteReviewers::new(&clusters, a);
         let (auth, generated) =
             auth::Auth::new(a, reviewer).map_err(|e| StartupError::Random(e.to_string()))?;
         if generated {
@@ -159,6 +163,7 @@ impl AppState {
             cluster,
             clusters,
             auth,
+            remote_reviewers,
             started,
             warnings,
             lifecycle: Default::default(),
@@ -193,6 +198,8 @@ impl AppState {
     }
 
     /// `Ok` when this replica should get traffic, or why not ([`Lifecycle::readiness`]).
+    /// The home cluster only: a remote that is down (at start-up too) shows in `/status`
+    /// and answers 503 for its `clusterName`, but never takes this replica out of service.
     pub fn readiness(&self) -> Result<(), String> {
         self.lifecycle.readiness(self.cluster.synced())
     }
@@ -212,6 +219,10 @@ impl AppState {
         let m = &self.telemetry;
         for (kind, count) in self.cluster.object_counts() {
             m.cluster_object_count(kind, count);
+        }
+        // Home and every remote by name (objects stay the home cluster's: one label set).
+        for c in self.clusters.members() {
+            m.cluster_availability(&c.name, c.unavailable().is_none());
         }
         // Read now: a hung backend never finishes the probe that would set it.
         m.backend_up.set(i64::from(self.backend_up()));

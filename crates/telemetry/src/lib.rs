@@ -67,6 +67,13 @@ pub struct PhaseLabels {
     pub appender: String,
 }
 
+/// One label: a cluster's name.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ClusterLabels {
+    /// `[cluster] name` or a `[[cluster.remotes]]` name.
+    pub cluster: String,
+}
+
 /// One label: a Kubernetes kind.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabels {
@@ -136,6 +143,9 @@ pub struct Metrics {
     pub cluster_objects: Family<KindLabels, Gauge>,
     /// `meshlens_cluster_last_sync_timestamp_seconds`: when the caches last completed a list.
     pub cluster_last_sync: FloatGauge,
+    /// `meshlens_cluster_available{cluster}`: 1 while a cluster can be read (synced, its
+    /// API server reachable), else 0; one series per cluster, home and remotes.
+    pub cluster_available: Family<ClusterLabels, Gauge>,
     /// `meshlens_cluster_model_rebuild_duration_seconds`.
     pub cluster_rebuild_duration: Histogram,
     /// `meshlens_cluster_watch_restarts_total{kind}`: watches that failed and were restarted.
@@ -193,6 +203,7 @@ impl Metrics {
             graph_nodes: size_histogram(),
             graph_edges: size_histogram(),
             cluster_objects: Family::default(),
+            cluster_available: Family::default(),
             cluster_last_sync: FloatGauge::default(),
             cluster_rebuild_duration: seconds_histogram(),
             cluster_watch_restarts: Family::default(),
@@ -270,6 +281,11 @@ impl Metrics {
             "cluster_objects",
             "Objects in the cluster cache, by kind",
             m.cluster_objects.clone(),
+        );
+        r.register(
+            "cluster_available",
+            "Whether each cluster can be read now (synced, API server reachable): 1 or 0",
+            m.cluster_available.clone(),
         );
         r.register(
             "cluster_last_sync_timestamp_seconds",
@@ -358,6 +374,13 @@ impl Metrics {
         self.cluster_objects
             .get_or_create(&KindLabels { kind: kind.to_string() })
             .set(count as i64);
+    }
+
+    /// Sets whether cluster `name` can be read now.
+    pub fn cluster_availability(&self, name: &str, available: bool) {
+        self.cluster_available
+            .get_or_create(&ClusterLabels { cluster: name.to_string() })
+            .set(i64::from(available));
     }
 
     /// Counts a failed (and restarted) watch of one kind.

@@ -14,7 +14,11 @@ fn app_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
         let state = ctx.cluster.cluster.state().await?;
-        Reply::json(&state.app_list(ns))
+        Reply::json(&super::items_in_cluster(
+            &state.app_list(ns),
+            "applications",
+            &ctx.cluster.name,
+        )?)
     })
 }
 

@@ -1,6 +1,6 @@
 //! One module per API; each lists its operations in `routes()`.
 
-use crate::router::Route;
+use crate::{error::ApiError, router::Route};
 
 pub mod apps;
 pub mod dashboards;
@@ -40,4 +40,22 @@ pub fn all_routes() -> Vec<Route> {
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// A list answer whose items (`items`: the array's key) each name the cluster they are in,
+/// as Kiali v2's list items carry `cluster`: a client that lists several clusters' namespaces
+/// keeps apart the same name in two of them.
+pub(crate) fn items_in_cluster<T: serde::Serialize>(
+    list: &T,
+    items: &str,
+    cluster: &str,
+) -> Result<serde_json::Value, ApiError> {
+    let mut v = serde_json::to_value(list)
+        .map_err(|e| ApiError::internal(format!("serialisation failed: {e}")))?;
+    for item in v.get_mut(items).and_then(serde_json::Value::as_array_mut).into_iter().flatten() {
+        if let Some(o) = item.as_object_mut() {
+            o.insert("cluster".into(), cluster.into());
+        }
+    }
+    Ok(v)
 }

@@ -10,6 +10,10 @@ fn service_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
         let state = ctx.cluster.cluster.state().await?;
-        Reply::json(&state.service_list(ns)?)
+        Reply::json(&super::items_in_cluster(
+            &state.service_list(ns)?,
+            "services",
+            &ctx.cluster.name,
+        )?)
     })
 }

@@ -125,6 +125,19 @@ async fn status_info(ctx: &Ctx) -> StatusInfo {
     });
     let mut warnings = state.warnings.clone();
     warnings.extend(state.cluster.access_warnings());
+    // Each remote that cannot be read now (never synced, or its API server lost), by name:
+    // its namespaces are out of the lists and its clusterName answers 503 until it is back.
+    for m in state.clusters.members().iter().filter(|m| m.remote) {
+        match m.unavailable() {
+            Some(e) => warnings.push(e.to_string()),
+            None => warnings.extend(
+                m.cluster
+                    .access_warnings()
+                    .into_iter()
+                    .map(|w| format!("cluster {:?}: {w}", m.name)),
+            ),
+        }
+    }
     // The one place a backend outage shows besides /metrics and the 503s of the
     // operations that need it (not /ready: see crate::lifecycle).
     warnings.extend(state.backend_warning(authenticated));

@@ -1,5 +1,14 @@
 //! objectValidations, namespaceValidations and serviceValidations: the cluster model is
 //! turned into a [`ValidationInput`] and handed to the validations crate.
+//!
+//! Several clusters (#32): the input is the model of the cluster the request names
+//! (`ctx.cluster`) only, so hosts, namespaces, workloads and Gateways resolve within the
+//! object's own cluster, as Kiali v2 validates each cluster against its own services,
+//! namespaces and config (`business/istio_validations.go`, `Validate`, per-cluster
+//! `clusterInfo`). Its one check that looks across clusters is the AuthorizationPolicy
+//! principal check (`business/checkers/authorization/principals_checker.go`: a principal
+//! whose ServiceAccount is in another cluster is KIA0107, not KIA0106), which meshlens does
+//! not run at all (no ServiceAccounts are read: see the validations crate's `security`).
 
 use std::{collections::BTreeSet, sync::Arc};
 

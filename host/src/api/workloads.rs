@@ -17,7 +17,11 @@ fn workload_list(ctx: Ctx) -> HandlerFuture {
     Box::pin(async move {
         let ns = ctx.path("namespace")?;
         let state = ctx.cluster.cluster.state().await?;
-        Reply::json(&state.workload_list(ns)?)
+        Reply::json(&super::items_in_cluster(
+            &state.workload_list(ns)?,
+            "workloads",
+            &ctx.cluster.name,
+        )?)
     })
 }
 

@@ -112,6 +112,25 @@ impl Auth {
         }
     }
 
+    /// The caller's own Kubernetes token (strategies `token` and `header`): the one sent, or
+    /// the one a session token stands for. For the reviews of another cluster's API server,
+    /// after [`Auth::check`] has accepted the request; `None` for the other strategies.
+    pub fn kube_token(&self, headers: &HeaderMap) -> Option<String> {
+        let sent = match self.strategy {
+            AuthStrategy::Token => match credentials(headers) {
+                Ok(Credentials::Bearer(t)) => t,
+                _ => return None,
+            },
+            AuthStrategy::Header => self.header_token(headers).ok()?.to_string(),
+            AuthStrategy::Anonymous | AuthStrategy::Login => return None,
+        };
+        match self.keys.verify(&sent) {
+            Ok(claims) => claims.ktk.as_deref().and_then(|k| self.keys.open(k)),
+            Err(VerifyError::Expired) => None,
+            Err(VerifyError::Invalid) => Some(sent),
+        }
+    }
+
     /// Whether a public route's caller has shown valid credentials, judged from what costs
     /// nothing: a session token's signature, or a review answer already cached. Never a
     /// password check and never a review, so public routes cannot be used to flood either.
@@ -332,6 +351,37 @@ impl LoginCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bearer(token: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert("authorization", format!("Bearer {token}").parse().unwrap());
+        h
+    }
+
+    #[test]
+    fn the_kubernetes_token_for_a_remote_is_the_one_sent_or_the_one_a_session_holds() {
+        let cfg = AuthConfig { strategy: AuthStrategy::Token, ..AuthConfig::default() };
+        let (auth, _) = Auth::new(&cfg, Arc::new(Reviewer::new(None, &cfg))).unwrap();
+        assert_eq!(auth.kube_token(&bearer("kube-1")).as_deref(), Some("kube-1"));
+        let session = auth
+            .issue("alice", Some("kube-2"), Duration::from_secs(60), Instant::now())
+            .unwrap()
+            .token;
+        assert_eq!(auth.kube_token(&bearer(&session)).as_deref(), Some("kube-2"));
+        assert_eq!(auth.kube_token(&HeaderMap::new()), None);
+
+        let cfg = AuthConfig { strategy: AuthStrategy::Header, ..AuthConfig::default() };
+        let (auth, _) = Auth::new(&cfg, Arc::new(Reviewer::new(None, &cfg))).unwrap();
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-access-token", "kube-3".parse().unwrap());
+        assert_eq!(auth.kube_token(&h).as_deref(), Some("kube-3"));
+        // The header strategy never reads Authorization.
+        assert_eq!(auth.kube_token(&bearer("kube-1")), None);
+
+        let cfg = AuthConfig { strategy: AuthStrategy::Anonymous, ..AuthConfig::default() };
+        let (auth, _) = Auth::new(&cfg, Arc::new(Reviewer::new(None, &cfg))).unwrap();
+        assert_eq!(auth.kube_token(&bearer("kube-1")), None);
+    }
 
     #[test]
     fn plain_and_argon2_secrets_match_only_the_right_pair() {

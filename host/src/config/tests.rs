@@ -69,6 +69,13 @@ fn per_user_strategies_need_the_kube_source() {
         )
         .is_err()
     );
+    // A remote read from a snapshot has no API server to review the caller there either.
+    let remotes = "[[cluster.remotes]]\nname = \"west\"\nkubeconfig = \"k\"\n\
+                   [[cluster.remotes]]\nname = \"north\"\nsource = \"snapshot\"\nsnapshot = [\"x\"]";
+    let err =
+        from_toml(&format!("[auth]\nstrategy = \"token\"\n{remotes}")).unwrap_err().to_string();
+    assert!(err.contains("cluster.remotes[1] (north)") && err.contains("\"snapshot\""), "{err}");
+    assert!(from_toml(&format!("[auth]\nstrategy = \"anonymous\"\n{remotes}")).is_ok());
     let cfg = from_toml("[auth]\nstrategy = \"header\"").unwrap();
     assert_eq!(cfg.auth.header_name, "X-Forwarded-Access-Token");
     assert_eq!(cfg.auth.review_cache_ttl.0, Duration::from_secs(60));

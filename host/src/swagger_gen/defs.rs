@@ -209,6 +209,11 @@ fn edge_data() -> J {
     )
 }
 
+/// The cluster an entry is in: `[cluster] name`, or a `[[cluster.remotes]]` name.
+fn cluster() -> J {
+    s().with("description", "The cluster it is in ([cluster] name, or a [[cluster.remotes]] name).")
+}
+
 fn named() -> J {
     obj([("name", s())])
 }
@@ -325,7 +330,21 @@ pub fn defs() -> J {
             ]),
         ),
         ("TracingToolInfo", obj([("url", s())])),
-        ("Namespace", obj([("name", s()), ("creationTimestamp", s()), ("isAmbient", b())])),
+        (
+            "Namespace",
+            obj([
+                ("name", s()),
+                ("creationTimestamp", s()),
+                ("isAmbient", b()),
+                (
+                    "cluster",
+                    s().with(
+                        "description",
+                        "The cluster the namespace is in ([cluster] name, or a remote's name).",
+                    ),
+                ),
+            ]),
+        ),
         ("DeploymentStatus", deployment_status()),
         ("ProxyHealth", proxy()),
         (
@@ -428,7 +447,12 @@ pub fn defs() -> J {
                 ("namespace", named()),
                 (
                     "applications",
-                    arr(obj([("name", s()), ("meshSidecar", b()), ("isAmbient", b())])),
+                    arr(obj([
+                        ("name", s()),
+                        ("meshSidecar", b()),
+                        ("isAmbient", b()),
+                        ("cluster", cluster()),
+                    ])),
                 ),
             ]),
         ),
@@ -462,6 +486,7 @@ pub fn defs() -> J {
                         ("meshSidecar", b()),
                         ("isAmbient", b()),
                         ("isWaypoint", b()),
+                        ("cluster", cluster()),
                     ])),
                 ),
             ]),
@@ -478,6 +503,7 @@ pub fn defs() -> J {
                         ("isAmbient", b()),
                         ("appLabel", b()),
                         ("workloads", arr(s())),
+                        ("cluster", cluster()),
                     ])),
                 ),
             ]),

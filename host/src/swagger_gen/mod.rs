@@ -213,17 +213,23 @@ pub fn document() -> String {
     let mut paths = Vec::new();
     for op in ops::ops() {
         let mut codes = op.codes.clone();
+        let mut params = op.params.clone();
         if op.path.contains("{namespace}") || op.id == "graphNamespaces" {
             codes.push(403);
-            codes.sort_unstable();
-            codes.dedup();
         }
+        // Every namespace-scoped operation but the graph's reads one cluster (router.rs).
+        if op.path.contains("{namespace}") && op.tag != "graph" {
+            params.push(params::cluster_name());
+            codes.extend([404, 503]);
+        }
+        codes.sort_unstable();
+        codes.dedup();
         let mut get = o([
             ("operationId", op.id.into()),
             ("tags", vec![J::from(op.tag)].into()),
             ("summary", op.summary.as_str().into()),
             ("produces", vec![J::from("application/json")].into()),
-            ("parameters", J::Arr(op.params.clone())),
+            ("parameters", J::Arr(params)),
             ("responses", ops::responses(op.schema.clone(), &codes, op.extra.clone(), op.id)),
         ]);
         let security = |names: &[&str]| -> J {

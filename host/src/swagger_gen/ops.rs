@@ -15,7 +15,8 @@ fn error_description(code: u16) -> &'static str {
         401 => "Unauthorized: missing or invalid credentials",
         403 => {
             "Forbidden: strategies token and header: the caller may not see the namespace (or one of them); \
-             the same answer whether it exists or not"
+             the same answer whether it exists or not. With clusterName, that cluster's API server decides \
+             (and a cluster whose API server does not accept the caller's token is a 403 too)"
         }
         404 => "NotFoundError: the server could not find what was requested",
         406 => "NotAcceptable: the request cannot be accepted",
@@ -101,7 +102,7 @@ pub fn ops() -> Vec<Op> {
             "/ready",
             "ready",
             "status",
-            "Readiness: cluster cache synced, metrics backend answered recently, not shutting down.",
+            "Readiness: listening, the home cluster's cache synced (remote clusters are not waited for), not shutting down.",
             vec![],
             status_obj(),
             &[503],
@@ -172,7 +173,8 @@ pub fn ops() -> Vec<Op> {
             "/namespaces",
             "namespaceList",
             "namespaces",
-            "Namespaces visible to the service.",
+            "Namespaces of every cluster the service reads (home first, then the remotes; a remote that cannot be \
+             read now is left out), only those the caller may see there; each entry names its cluster.",
             vec![],
             arr(r#ref("Namespace")),
             &[401, 500, 503],

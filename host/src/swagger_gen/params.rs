@@ -84,6 +84,15 @@ impl From<Q> for J {
 pub fn ns() -> J {
     path_param("namespace", "The namespace name.")
 }
+/// `clusterName` (Kiali v2's name): the cluster a namespace-scoped operation reads.
+pub fn cluster_name() -> J {
+    q(
+        "clusterName",
+        "The cluster to read ([cluster] name or a [[cluster.remotes]] name); the home cluster when absent. \
+         An unknown name is a 404; a remote that cannot be read now is a 503.",
+    )
+    .into()
+}
 pub fn app() -> J {
     path_param("app", "The app name (value of the app label).")
 }

@@ -33,8 +33,8 @@ fn demo_cluster_operations_over_http() {
     let ns = ok(m.get("/api/namespaces"));
     assert_eq!(
         ns,
-        json!([{"name": "bookinfo", "creationTimestamp": "2026-01-01T00:00:00Z", "isAmbient": false},
-                          {"name": "istio-system", "creationTimestamp": "2026-01-01T00:00:00Z", "isAmbient": false}])
+        json!([{"name": "bookinfo", "creationTimestamp": "2026-01-01T00:00:00Z", "isAmbient": false, "cluster": "Kubernetes"},
+                          {"name": "istio-system", "creationTimestamp": "2026-01-01T00:00:00Z", "isAmbient": false, "cluster": "Kubernetes"}])
     );
 
     let apps = ok(m.get("/api/namespaces/bookinfo/apps"));
@@ -43,7 +43,7 @@ fn demo_cluster_operations_over_http() {
         apps["applications"]
             .as_array()
             .unwrap()
-            .contains(&json!({"name": "details", "meshSidecar": false, "isAmbient": false}))
+            .contains(&json!({"name": "details", "meshSidecar": false, "isAmbient": false, "cluster": "Kubernetes"}))
     );
     assert_eq!(ok(m.get("/api/namespaces/nowhere/apps"))["applications"], json!([]));
 

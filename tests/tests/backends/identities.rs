@@ -308,7 +308,7 @@ async fn header_strategy_reads_the_configured_header_only() {
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(
         r.json(),
-        json!([{"name": "bookinfo", "creationTimestamp": r.json()[0]["creationTimestamp"], "isAmbient": false}])
+        json!([{"name": "bookinfo", "creationTimestamp": r.json()[0]["creationTimestamp"], "isAmbient": false, "cluster": "Kubernetes"}])
     );
     assert_forbidden(
         &s.get("/api/namespaces/istio-system/apps", &[("X-Auth-Request-Access-Token", ALICE)])

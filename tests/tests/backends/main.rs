@@ -23,6 +23,7 @@ mod identities;
 mod limits;
 mod metrics_backends;
 mod metrics_compare;
+mod multi_cluster;
 mod namespace_metrics;
 mod simulator;
 mod telemetry;
