@@ -225,7 +225,11 @@ fn a_workload_of_another_cluster_labels_its_end_of_each_series() {
         .iter()
         .filter(|s| s.name == "istio_requests_total")
         .map(|s| {
-            (get(s, "destination_workload"), get(s, "source_cluster"), get(s, "destination_cluster"))
+            (
+                get(s, "destination_workload"),
+                get(s, "source_cluster"),
+                get(s, "destination_cluster"),
+            )
         })
         .collect();
     clusters.sort();

@@ -150,9 +150,11 @@ function style(big) {
       'background-color': p.box, 'border-color': p.boxLine, 'border-width': 1, shape: 'round-rectangle',
       'text-valign': 'top', 'text-halign': 'center', 'text-margin-y': -2, 'font-weight': 'bold', padding: 12 } },
     { selector: 'node.box', style: { label: 'data(label)' } },
-    // A cluster box (boxBy=cluster) holds the others: a heavier line and a larger name.
+    // A cluster box (boxBy=cluster) holds the others: a heavier line and a larger name, drawn
+    // inside its top edge (above it, it ran into a box laid out just above).
     { selector: 'node.box-cluster', style: {
-      'background-color': p.clusterBox, 'border-color': p.clusterLine, 'border-width': 2, 'font-size': 13, padding: 18,
+      'background-color': p.clusterBox, 'border-color': p.clusterLine, 'border-width': 2, 'font-size': 13, padding: 24,
+      'text-margin-y': 20,
       color: p.text, 'text-background-color': p.textBg, 'text-background-opacity': 0.85, 'text-background-padding': 2 } },
     { selector: 'edge', style: {
       width: 1.5, 'line-color': COLORS.na, 'target-arrow-color': COLORS.na,

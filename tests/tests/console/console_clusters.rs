@@ -305,3 +305,200 @@ fn the_graph_boxes_each_cluster_and_its_panel_names_the_node_cluster() {
         assert!(errors.is_empty(), "browser console errors: {errors:#?}");
     });
 }
+
+/// The console's half alone, until the server's lands: a fetch wrapper in the page adds the
+/// contract's fields where an answer lacks them (`cluster` on `/api/namespaces`, with west's
+/// bookinfo, which the snapshot remote holds; on graph nodes, from the workloads `west` runs;
+/// and cluster boxes for `boxBy=cluster`, two members or more), and passes answers that have
+/// them through unchanged. Everything else (west's lists, details and health through
+/// `clusterName`) is the real server. The answers the page drew from are kept in
+/// `window.clusterAnswers`.
+const CONTRACT_FIELDS: &str = r#"
+const west = new Set(arguments[0]);
+const real = window.fetch.bind(window);
+window.clusterAnswers = {};
+const json = (v) => new Response(JSON.stringify(v), { status: 200, headers: { 'Content-Type': 'application/json' } });
+window.fetch = async (url, opts) => {
+  const resp = await real(url, opts);
+  const u = new URL(url, location.href);
+  if (!resp.ok) return resp;
+  if (u.pathname.endsWith('/api/namespaces')) {
+    const list = await resp.clone().json();
+    if (list.some((n) => n.cluster)) return resp;
+    const out = list.map((n) => ({ ...n, cluster: 'Kubernetes' }));
+    out.push({ ...list.find((n) => n.name === 'bookinfo'), cluster: 'west' });
+    return json(out);
+  }
+  if (u.pathname.endsWith('/api/namespaces/graph')) {
+    const g = await resp.clone().json();
+    const nodes = g.elements.nodes;
+    if (!nodes.some((n) => 'cluster' in n.data)) {
+      for (const n of nodes) {
+        n.data.cluster = n.data.nodeType === 'unknown' ? 'unknown' : west.has(n.data.workload) ? 'west' : 'Kubernetes';
+      }
+      if ((u.searchParams.get('boxBy') || '').split(',').includes('cluster')) {
+        for (const c of ['Kubernetes', 'west']) {
+          const members = nodes.filter((n) => n.data.cluster === c && !n.data.parent);
+          if (members.length < 2) continue;
+          members.forEach((n) => { n.data.parent = 'box-' + c; });
+          nodes.unshift({ data: { id: 'box-' + c, nodeType: 'box', isBox: 'cluster', cluster: c, namespace: '' } });
+        }
+      }
+    }
+    window.clusterAnswers.graph = g;
+    return json(g);
+  }
+  return resp;
+};
+"#;
+
+/// Goes to a console path inside the page (the router renders it; the fetch wrapper stays).
+async fn navigate(c: &Client, path: &str) {
+    js(
+        c,
+        "history.pushState(null, '', arguments[0]); window.dispatchEvent(new PopStateEvent('popstate'));",
+        vec![json!(path)],
+    )
+    .await;
+}
+
+#[test]
+fn the_console_reads_the_contract_fields_of_two_clusters() {
+    let m = two_clusters(Some(&west_with_two_workloads()));
+    let base = format!("http://{}", m.addr);
+    let west = json!(["reviews-v3", "ratings-v1"]);
+    with_browser(|c| async move {
+        c.goto(&format!("{base}/console/")).await.expect("open");
+        wait_js(&c, "return document.querySelector('[data-testid=overview]')", "the overview")
+            .await;
+        js(&c, CONTRACT_FIELDS, vec![west.clone()]).await;
+
+        // Lists: both clusters' rows, the Cluster column, clusterName in a row's link.
+        navigate(&c, "workloads?namespaces=bookinfo").await;
+        let drawn = rows(&c).await;
+        let tag = |r: &Value| {
+            format!("{}/{}", r["cluster"].as_str().unwrap_or("-"), r["name"].as_str().unwrap())
+        };
+        let mut want: BTreeSet<String> = BTreeSet::new();
+        for (cluster, query) in [("Kubernetes", ""), ("west", "?clusterName=west")] {
+            let list = api(&m, &format!("/api/namespaces/bookinfo/workloads{query}"));
+            for w in list["workloads"].as_array().expect("workloads") {
+                want.insert(format!("{cluster}/{}", w["name"].as_str().unwrap()));
+            }
+        }
+        assert_eq!(drawn.iter().map(tag).collect::<BTreeSet<_>>(), want);
+        let row = drawn.iter().find(|r| r["cluster"] == "west").expect("a west row");
+        assert_eq!(row["cell"], "west");
+        assert_eq!(row["href"], "workload?namespace=bookinfo&workload=reviews-v3&clusterName=west");
+        let header =
+            js(&c, "return document.querySelector('th[data-sort=cluster]').textContent", vec![])
+                .await;
+        assert_eq!(header, "Cluster");
+        screenshot(&c, "clusters-contract-list").await;
+
+        // The graph without boxes: nodes of both clusters, each naming its cluster.
+        navigate(&c, "graph?namespaces=bookinfo&graphType=workload&duration=600s").await;
+        wait_graph(&c).await;
+        let label = js(
+            &c,
+            "return window.meshlensGraph.nodes().filter((n) => n.data('workload') === 'reviews-v3').map((n) => n.data('label'))",
+            vec![],
+        )
+        .await;
+        assert!(label[0].as_str().unwrap_or("").contains("west"), "{label}");
+
+        // boxBy=cluster from the control: a box per cluster around exactly its members.
+        js(
+            &c,
+            "const s = document.querySelector('[data-testid=ctl-boxBy]'); s.value = 'cluster';
+             s.dispatchEvent(new Event('change'));",
+            vec![],
+        )
+        .await;
+        let boxes = wait_js(
+            &c,
+            "const g = document.querySelector('[data-testid=graph]'); const cy = window.meshlensGraph;
+             return g.dataset.state === 'drawn' && location.search.includes('boxBy=cluster')
+               && cy.$('.box-cluster').nonempty() && cy.$('.box-cluster').map((b) => ({id: b.id(),
+                 label: b.data('label'), children: b.children().map((x) => x.id()).sort(),
+                 w: b.boundingBox().w}))",
+            "the cluster boxes",
+        )
+        .await;
+        let answer = js(&c, "return window.clusterAnswers.graph", vec![]).await;
+        let nodes = answer["elements"]["nodes"].as_array().expect("nodes");
+        assert_eq!(boxes.as_array().map(Vec::len), Some(2), "{boxes}");
+        for b in boxes.as_array().unwrap() {
+            let id = b["id"].as_str().unwrap();
+            let cluster =
+                nodes.iter().find(|n| n["data"]["id"] == id).expect("box")["data"]["cluster"]
+                    .as_str()
+                    .unwrap();
+            assert_eq!(b["label"], json!(format!("cluster {cluster}")));
+            let mut members: Vec<&str> = nodes
+                .iter()
+                .filter(|n| n["data"]["parent"] == id)
+                .map(|n| n["data"]["id"].as_str().unwrap())
+                .collect();
+            members.sort();
+            assert_eq!(b["children"], json!(members), "{id}");
+            assert!(b["w"].as_f64().is_some_and(|w| w > 40.0), "the box is drawn around them: {b}");
+        }
+        // Inside a cluster box a node's label does not repeat the cluster.
+        let label = js(
+            &c,
+            "return window.meshlensGraph.nodes().filter((n) => n.data('workload') === 'reviews-v3').map((n) => n.data('label'))",
+            vec![],
+        )
+        .await;
+        assert!(!label[0].as_str().unwrap_or("west").contains("west"), "{label}");
+        emulate_scheme(&c, "dark").await;
+        // The graph restyles on the theme's change event: the dark palette's cluster box.
+        wait_js(
+            &c,
+            "return window.meshlensGraph.$('.box-cluster').style('background-color') === 'rgb(26,30,34)'",
+            "the dark cluster boxes",
+        )
+        .await;
+        screenshot(&c, "clusters-contract-graph-dark").await;
+        emulate_scheme(&c, "").await;
+
+        // The side panel: the node's cluster, its health read there, its page linked there.
+        let id = nodes
+            .iter()
+            .find(|n| n["data"]["workload"] == "reviews-v3")
+            .map(|n| n["data"]["id"].as_str().unwrap().to_string())
+            .expect("reviews-v3");
+        js(&c, "window.meshlensGraph.getElementById(arguments[0]).emit('tap')", vec![json!(id)])
+            .await;
+        let panel = wait_js(
+            &c,
+            "const p = document.querySelector('[data-testid=panel]');
+             const h = p.querySelector('[data-testid=panel-health]');
+             return p.dataset.kind === 'node' && h && h.dataset.state === 'drawn' && {
+               cluster: p.querySelector('[data-testid=panel-cluster]').textContent,
+               link: p.querySelector('[data-testid=panel-link-details]').getAttribute('href'),
+               error: (h.querySelector('.error') || {}).textContent || null}",
+            "the node panel",
+        )
+        .await;
+        assert_eq!(
+            panel,
+            json!({"cluster": "west", "link": "workload?namespace=bookinfo&workload=reviews-v3&clusterName=west", "error": null})
+        );
+
+        // The remote's page, from that link: every call names west.
+        navigate(&c, "workload?namespace=bookinfo&workload=reviews-v3&clusterName=west").await;
+        let heading = wait_js(
+            &c,
+            "const h = document.querySelector('h1'); const d = document.querySelector('[data-testid=dashboard]');
+             return h && d && d.dataset.api && [h.textContent, d.dataset.api]",
+            "the workload page",
+        )
+        .await;
+        assert!(heading[0].as_str().unwrap().contains("cluster west"), "{heading}");
+        assert!(heading[1].as_str().unwrap().ends_with("&clusterName=west"), "{heading}");
+        let errors = console_errors(&c).await;
+        assert!(errors.is_empty(), "browser console errors: {errors:#?}");
+    });
+}
