@@ -34,13 +34,19 @@ pub fn write_manifests(dir: &Path, namespaces: usize, workloads: usize) {
 /// The graph benchmarks' manifests: one Namespace and one Deployment per workload, without
 /// Services (`synthetic.yaml` in `dir`).
 pub fn write_deployments(dir: &Path, namespaces: usize, workloads: usize) {
+    write_named_deployments(dir, "ns", namespaces, workloads);
+}
+
+/// [`write_deployments`] with namespaces `<prefix>-N` instead of `ns-N`.
+pub fn write_named_deployments(dir: &Path, prefix: &str, namespaces: usize, workloads: usize) {
     let mut y = String::new();
     for n in 0..namespaces {
-        let _ = write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns-{n}\n");
+        let _ =
+            write!(y, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {prefix}-{n}\n");
         for w in 0..workloads {
             let _ = write!(
                 y,
-                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{w}-v1\n  namespace: ns-{n}\n\
+                "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{w}-v1\n  namespace: {prefix}-{n}\n\
                  spec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: w{w}, version: v1}}\n  template:\n    \
                  metadata:\n      labels: {{app: w{w}, version: v1}}\n    spec:\n      containers:\n      - name: w\n        image: x\n\
                  status:\n  replicas: 1\n  availableReplicas: 1\n"

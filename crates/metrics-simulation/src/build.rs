@@ -187,7 +187,7 @@ fn request_labels(
                 w.version.clone().unwrap_or_else(u),
                 w.app.clone(),
                 w.version.clone().unwrap_or_else(|| "latest".into()),
-                "Kubernetes".to_string(),
+                w.cluster.clone(),
             ),
         };
         l.push((p("workload"), workload));

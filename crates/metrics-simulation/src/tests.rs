@@ -190,3 +190,54 @@ fn ambient_workloads_are_reported_by_ztunnel_and_their_waypoint() {
     "#;
     assert!(Topology::parse(bad).is_err(), "ambient needs sidecar = false");
 }
+
+#[test]
+fn a_workload_of_another_cluster_labels_its_end_of_each_series() {
+    let topo = r#"
+        [[workload]]
+        namespace = "b"
+        name = "front"
+        app = "front"
+        [[workload]]
+        namespace = "b"
+        name = "back"
+        app = "back"
+        cluster = "west"
+        [[edge]]
+        from = "unknown"
+        to = "b/front"
+        service = "front"
+        protocol = "http"
+        responses = [{ code = "200", rate = 1.0 }]
+        [[edge]]
+        from = "b/front"
+        to = "b/back"
+        service = "back"
+        protocol = "http"
+        responses = [{ code = "200", rate = 2.0 }]
+    "#;
+    let m = Model::new(&Topology::parse(topo).unwrap(), 0);
+    let get = |s: &crate::SeriesSpec, k: &str| {
+        s.labels.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default()
+    };
+    let mut clusters: Vec<(String, String, String)> = m
+        .series
+        .iter()
+        .filter(|s| s.name == "istio_requests_total")
+        .map(|s| {
+            (
+                get(s, "destination_workload"),
+                get(s, "source_cluster"),
+                get(s, "destination_cluster"),
+            )
+        })
+        .collect();
+    clusters.sort();
+    clusters.dedup();
+    let t = |w: &str, s: &str, d: &str| (w.to_string(), s.to_string(), d.to_string());
+    // The home cluster is Istio's default name; a caller outside the mesh has none.
+    assert_eq!(clusters, [t("back", "Kubernetes", "west"), t("front", "unknown", "Kubernetes")]);
+    let empty = "[[workload]]\nnamespace = \"b\"\nname = \"x\"\napp = \"x\"\ncluster = \"\"\n";
+    let e = Topology::parse(empty).unwrap_err().to_string();
+    assert!(e.contains("cluster"), "{e}");
+}

@@ -15,6 +15,7 @@
 //! ambient = true             # Istio ambient: ztunnel reports its TCP (with sidecar = false)
 //! waypoint = true            # a waypoint proxy: reports the requests of those that use it
 //! use_waypoint = "travel/waypoint"   # requests to this ambient workload go through it
+//! cluster = "west"           # its series' source_cluster / destination_cluster (default "Kubernetes")
 //!
 //! [[edge]]
 //! from = "bookinfo/productpage-v1"   # "namespace/workload", or "unknown" (outside the mesh)
@@ -87,6 +88,10 @@ fn no_flags() -> String {
 fn half() -> f64 {
     0.5
 }
+/// Istio's default CLUSTER_ID, and meshlens' default `[cluster] name`.
+fn home_cluster() -> String {
+    "Kubernetes".into()
+}
 
 /// The whole file.
 #[derive(Debug, Deserialize)]
@@ -132,6 +137,9 @@ pub struct WorkloadSpec {
     pub waypoint: bool,
     /// The waypoint (`namespace/name`) requests to this ambient workload go through.
     pub use_waypoint: Option<String>,
+    /// The cluster it runs in: the `source_cluster` / `destination_cluster` of its series.
+    #[serde(default = "home_cluster")]
+    pub cluster: String,
 }
 
 /// Protocol of an edge.
@@ -349,6 +357,9 @@ impl Topology {
         }
         for w in &self.workload {
             let at = format!("workload {}/{}", w.namespace, w.name);
+            if w.cluster.is_empty() {
+                return bad(format!("{at}: cluster must not be empty"));
+            }
             if (w.ambient || w.waypoint) && w.sidecar {
                 return bad(format!("{at}: an ambient workload or waypoint has sidecar = false"));
             }

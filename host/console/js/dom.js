@@ -33,9 +33,23 @@ export function link(href, text, attrs = {}) {
   return el('a', { href, 'data-link': true, ...attrs }, text);
 }
 
-/** A link to the page of an app, workload or service (`kind`) of namespace `ns`. */
-export function pageLink(kind, ns, name, attrs = {}) {
-  return link(`${kind}${qs({ namespace: ns, [kind]: name })}`, name, { 'data-kind': kind, 'data-name': name, ...attrs });
+/** A link to the page of an app, workload or service (`kind`) of namespace `ns`; `cluster`
+ * (a remote's object) goes along as `clusterName`. */
+export function pageLink(kind, ns, name, attrs = {}, cluster = undefined) {
+  return link(`${kind}${qs({ namespace: ns, [kind]: name, clusterName: cluster })}`, name, { 'data-kind': kind, 'data-name': name, ...attrs });
+}
+
+/** An API path (maybe with a query) in cluster `cluster`: the `clusterName` parameter of the
+ * namespace-scoped operations (README, "Several clusters"); unchanged when none is named. */
+export function inCluster(path, cluster) {
+  if (!cluster) return path;
+  return `${path}${path.includes('?') ? '&' : '?'}clusterName=${encodeURIComponent(cluster)}`;
+}
+
+/** Whether `/api/namespaces`' entries span more than one cluster (only then do the pages
+ * name clusters and send `clusterName`, so a single-cluster instance looks as before). */
+export function spansClusters(namespaces) {
+  return new Set((namespaces || []).map((n) => n.cluster).filter(Boolean)).size > 1;
 }
 
 /** Query string from an object, skipping empty values. */

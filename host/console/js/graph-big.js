@@ -19,6 +19,7 @@ export function bigStyle(p) {
     { selector: 'node.idle', style: { opacity: 0.6 } },
     { selector: 'node.box', style: { ...text, 'background-color': p.box, 'background-opacity': 0.6, 'border-width': 1,
       'border-color': p.boxLine, shape: 'round-rectangle', 'text-valign': 'top', 'font-weight': 'bold', padding: 12 } },
+    { selector: 'node.box-cluster', style: { 'background-color': p.clusterBox, 'border-color': p.clusterLine, 'border-width': 2, 'font-size': 13 } },
     // Haystack edges: straight, no arrow, no control points to compute.
     { selector: 'edge', style: { width: 1, 'curve-style': 'haystack', 'haystack-radius': 0, 'line-color': 'data(color)' } },
     { selector: 'edge.lbl', style: { ...text, 'font-size': 9, 'text-background-opacity': 0.85 } },

@@ -34,13 +34,31 @@ export function badges(d) {
   return b;
 }
 
-function nodeLabel(d, multiNs) {
-  let name = d.isGroup ? (d.isGroup === 'version' ? `${d.app} ${d.version || ''}` : d.app || d.service || '') : nodeName(d);
-  if (!d.isGroup && d.nodeType === 'app' && d.version && d.version !== 'unknown') name += ` ${d.version}`;
+/** The kind of box a node is (`app`/`version` of the seed's groupBy, `cluster`/`namespace`/
+ * `app` of boxBy), or '' for a graph node. */
+export function boxKind(d) {
+  return d.isBox || d.isGroup || (d.nodeType === 'box' ? 'box' : '');
+}
+
+// A boxBy box's label: what its members share.
+function boxLabel(d) {
+  if (d.isBox === 'cluster') return `cluster ${d.cluster || ''}`;
+  if (d.isBox === 'namespace') return d.namespace || '';
+  if (d.isGroup === 'version') return `${d.app} ${d.version || ''}`;
+  return d.app || d.service || '';
+}
+
+/** `where`: also name the node's namespace (`ns`) and cluster (`cluster`) under its name. */
+function nodeLabel(d, where) {
+  if (boxKind(d)) return boxLabel(d);
+  let name = nodeName(d);
+  if (d.nodeType === 'app' && d.version && d.version !== 'unknown') name += ` ${d.version}`;
   const lines = [name];
-  if (multiNs && !d.isGroup && d.namespace && d.namespace !== 'unknown') lines.push(d.namespace);
+  const ns = where.ns && d.namespace && d.namespace !== 'unknown' ? d.namespace : '';
+  const cluster = where.cluster && d.cluster && d.cluster !== 'unknown' ? d.cluster : '';
+  if (ns || cluster) lines.push(ns && cluster ? `${ns} · ${cluster}` : ns || cluster);
   const b = badges(d);
-  if (b.length && !d.isGroup) lines.push('[' + b.join('] [') + ']');
+  if (b.length) lines.push('[' + b.join('] [') + ']');
   return lines.join('\n');
 }
 
@@ -63,8 +81,9 @@ function edgeColour(d) {
 // Colours, shapes and flags are classes, not data mappers: elements with the same classes
 // share one computed style, so adding thousands of elements does not evaluate a style each.
 function nodeClasses(d, colour) {
+  const kind = boxKind(d);
+  if (kind) return `c-${colour} box box-${kind}`;
   const c = ['c-' + colour, 't-' + (SHAPES[d.nodeType] ? d.nodeType : 'unknown')];
-  if (d.isGroup) c.push('box');
   if (d.isServiceEntry) c.push('se');
   if (d.isUnused || d.isDead) c.push('idle');
   return c.join(' ');
@@ -74,12 +93,22 @@ function nodeClasses(d, colour) {
 export function toElements(graph, edgeMode) {
   const nodes = (graph.elements && graph.elements.nodes) || [];
   const edges = (graph.elements && graph.elements.edges) || [];
-  const multiNs = new Set(nodes.map((n) => n.data.namespace).filter((n) => n && n !== 'unknown')).size > 1;
+  const known = (key) => new Set(nodes.filter((n) => !boxKind(n.data)).map((n) => n.data[key]).filter((v) => v && v !== 'unknown'));
+  const multiNs = known('namespace').size > 1;
+  const multiCluster = known('cluster').size > 1;
+  // A node inside a cluster box needs no cluster under its name (the box says it).
+  const parentOf = new Map(nodes.map((n) => [n.data.id, n.data.parent]));
+  const clusterBoxes = new Set(nodes.filter((n) => n.data.isBox === 'cluster').map((n) => n.data.id));
+  const inClusterBox = (id) => {
+    for (let p = parentOf.get(id), i = 0; p && i < 8; p = parentOf.get(p), i++) if (clusterBoxes.has(p)) return true;
+    return false;
+  };
   return {
     nodes: nodes.map((n) => {
       const colour = statusClass(n.data.healthStatus);
+      const where = { ns: multiNs, cluster: multiCluster && !inClusterBox(n.data.id) };
       return {
-        data: { ...n.data, label: nodeLabel(n.data, multiNs), color: COLORS[colour] || COLORS.na, shape: SHAPES[n.data.nodeType] || 'ellipse' },
+        data: { ...n.data, label: nodeLabel(n.data, where), color: COLORS[colour] || COLORS.na, shape: SHAPES[n.data.nodeType] || 'ellipse' },
         classes: nodeClasses(n.data, colour),
       };
     }),
@@ -121,6 +150,12 @@ function style(big) {
       'background-color': p.box, 'border-color': p.boxLine, 'border-width': 1, shape: 'round-rectangle',
       'text-valign': 'top', 'text-halign': 'center', 'text-margin-y': -2, 'font-weight': 'bold', padding: 12 } },
     { selector: 'node.box', style: { label: 'data(label)' } },
+    // A cluster box (boxBy=cluster) holds the others: a heavier line and a larger name, drawn
+    // inside its top edge (above it, it ran into a box laid out just above).
+    { selector: 'node.box-cluster', style: {
+      'background-color': p.clusterBox, 'border-color': p.clusterLine, 'border-width': 2, 'font-size': 13, padding: 24,
+      'text-margin-y': 20,
+      color: p.text, 'text-background-color': p.textBg, 'text-background-opacity': 0.85, 'text-background-padding': 2 } },
     { selector: 'edge', style: {
       width: 1.5, 'line-color': COLORS.na, 'target-arrow-color': COLORS.na,
       'target-arrow-shape': big ? 'none' : 'triangle', 'curve-style': big ? 'haystack' : 'bezier',

@@ -1,7 +1,9 @@
-// The graph's side panel: a node's details, health, rates and links; an edge's traffic.
+// The graph's side panel: a node's details, health, rates and links; an edge's traffic. A
+// node's cluster is shown; when the instance has several clusters, the node's health and
+// details are read in its cluster (`clusterName`) and its page links carry it.
 
 import { api, enc } from './api.js';
-import { el, fmt, link, pageLink, qs, table } from './dom.js';
+import { el, fmt, inCluster, link, pageLink, qs, table } from './dom.js';
 import { nodeName } from './find.js';
 import { badges } from './graph-draw.js';
 import { edgeRps, edgeErrPct, nodeRates } from './rates.js';
@@ -31,7 +33,7 @@ const valueCell = (testid, v, digits = 2) => el('span', { 'data-testid': testid,
 
 /** Which health/details operation a node maps to. */
 function target(d) {
-  if (d.isInaccessible || d.nodeType === 'unknown' || d.isGroup) return null;
+  if (d.isInaccessible || d.nodeType === 'unknown' || d.nodeType === 'box' || d.isGroup || d.isBox) return null;
   if (d.nodeType === 'service') return { kind: 'service', name: d.service, path: `services/${enc(d.service)}` };
   if (d.nodeType === 'workload' || (d.nodeType === 'app' && d.workload && !d.app)) {
     return { kind: 'workload', name: d.workload, path: `workloads/${enc(d.workload)}` };
@@ -49,15 +51,23 @@ function focusControl(panel, id, s) {
   return el('p', { class: 'focus' }, go, ' within ', hops, ' hops');
 }
 
-export async function showNodePanel(panel, node, s) {
+/** The cluster a node's pages and calls name: its own, when the instance has several
+ * (`named`) and the node's is known. */
+function clusterOf(d, named) {
+  return named && d.cluster && d.cluster !== 'unknown' ? d.cluster : undefined;
+}
+
+export async function showNodePanel(panel, node, s, named = false) {
   const mine = ++token;
   const d = node.data();
+  const c = clusterOf(d, named);
   frame(panel, 'node', d.id, nodeName(d) + (d.nodeType === 'app' && d.version ? ` ${d.version}` : ''));
   const r = nodeRates(d);
   const inEdges = node.incomers('edge'), outEdges = node.outgoers('edge');
   const sum = (edges) => edges.reduce((acc, e) => acc + edgeRps(e.data()), 0);
   add(panel,
-    el('p', { class: 'muted' }, `${d.nodeType} · namespace ${d.namespace}`),
+    el('p', { class: 'muted' }, `${d.nodeType} · namespace ${d.namespace}`,
+      d.cluster ? [' · cluster ', el('span', { 'data-testid': 'panel-cluster' }, d.cluster)] : null),
     badges(d).length ? el('p', { class: 'badges', 'data-testid': 'panel-badges' }, badges(d).map((b) => el('span', { class: 'badge' }, b))) : null,
     el('h3', {}, 'Traffic'),
     table(['', 'req/s', 'err/s', 'edges'], [
@@ -72,12 +82,12 @@ export async function showNodePanel(panel, node, s) {
   const ns = d.namespace;
   // The name in the heading links to its page too.
   const h2 = panel.querySelector('.panel-head h2');
-  h2.replaceChildren(pageLink(t.kind, ns, t.name, { 'data-testid': 'panel-name-link' }), d.nodeType === 'app' && d.version ? ` ${d.version}` : '');
+  h2.replaceChildren(pageLink(t.kind, ns, t.name, { 'data-testid': 'panel-name-link' }, c), d.nodeType === 'app' && d.version ? ` ${d.version}` : '');
   const links = el('p', { class: 'links' });
-  if (t.kind === 'app') links.append(link(`app${qs({ namespace: ns, app: t.name })}`, 'App page', { 'data-testid': 'panel-link-details' }));
-  if (t.kind === 'workload') links.append(link(`workload${qs({ namespace: ns, workload: t.name })}`, 'Workload page', { 'data-testid': 'panel-link-details' }));
-  if (t.kind === 'service') links.append(link(`service${qs({ namespace: ns, service: t.name })}`, 'Service page', { 'data-testid': 'panel-link-details' }));
-  if (t.kind === 'service' && d.app) links.append(' ', link(`app${qs({ namespace: ns, app: d.app })}`, 'App page'));
+  if (t.kind === 'app') links.append(link(`app${qs({ namespace: ns, app: t.name, clusterName: c })}`, 'App page', { 'data-testid': 'panel-link-details' }));
+  if (t.kind === 'workload') links.append(link(`workload${qs({ namespace: ns, workload: t.name, clusterName: c })}`, 'Workload page', { 'data-testid': 'panel-link-details' }));
+  if (t.kind === 'service') links.append(link(`service${qs({ namespace: ns, service: t.name, clusterName: c })}`, 'Service page', { 'data-testid': 'panel-link-details' }));
+  if (t.kind === 'service' && d.app) links.append(' ', link(`app${qs({ namespace: ns, app: d.app, clusterName: c })}`, 'App page'));
   links.append(' ', link(`graph${qs({ namespaces: ns, [t.kind]: t.name, graphType: s.graphType, duration: s.duration })}`, `Graph of this ${t.kind}`, { 'data-testid': 'panel-link-graph' }));
   panel.append(links);
   const healthBox = el('div', { 'data-testid': 'panel-health', 'data-state': 'loading' }, el('h3', {}, 'Health'));
@@ -85,8 +95,8 @@ export async function showNodePanel(panel, node, s) {
   panel.append(healthBox, detailsBox);
   const rateInterval = s.duration || '10m';
   const [health, details] = await Promise.all([
-    api(`namespaces/${enc(ns)}/${t.path}/health${qs({ rateInterval })}`).catch((e) => ({ error: e.message })),
-    t.kind === 'service' ? null : api(`namespaces/${enc(ns)}/${t.path}`).catch((e) => ({ error: e.message })),
+    api(inCluster(`namespaces/${enc(ns)}/${t.path}/health${qs({ rateInterval })}`, c)).catch((e) => ({ error: e.message })),
+    t.kind === 'service' ? null : api(inCluster(`namespaces/${enc(ns)}/${t.path}`, c)).catch((e) => ({ error: e.message })),
   ]);
   if (mine !== token) return;
   healthBox.dataset.kind = t.kind;
@@ -100,15 +110,15 @@ export async function showNodePanel(panel, node, s) {
       table(['requests', 'errors'], [[valueCell('health-request-count', health.requests.requestCount, 3),
         valueCell('health-error-count', health.requests.requestErrorCount, 3)]], { class: 'compact' }));
     const deps = health.deploymentStatuses || (health.deploymentStatus ? [health.deploymentStatus] : []);
-    if (deps.length) healthBox.append(table(['workload', 'ready'], deps.map((w) => [pageLink('workload', ns, w.name), `${w.available} / ${w.replicas}`]), { class: 'compact' }));
+    if (deps.length) healthBox.append(table(['workload', 'ready'], deps.map((w) => [pageLink('workload', ns, w.name, {}, c), `${w.available} / ${w.replicas}`]), { class: 'compact' }));
   }
   healthBox.dataset.state = 'drawn';
   if (details && !details.error) {
     if (t.kind === 'app') {
       detailsBox.append(el('h3', {}, 'Workloads'), el('ul', {}, (details.workloads || []).map((w) =>
-        el('li', {}, link(`workload${qs({ namespace: ns, workload: w.workloadName })}`, w.workloadName), w.meshSidecar ? '' : d.isAmbient ? ' (ambient)' : ' (no sidecar)'))),
+        el('li', {}, link(`workload${qs({ namespace: ns, workload: w.workloadName, clusterName: c })}`, w.workloadName), w.meshSidecar ? '' : d.isAmbient ? ' (ambient)' : ' (no sidecar)'))),
       el('h3', {}, 'Services'), el('p', {}, (details.serviceNames || []).length
-        ? details.serviceNames.flatMap((sv, i) => [i ? ', ' : '', pageLink('service', ns, sv)]) : 'none'));
+        ? details.serviceNames.flatMap((sv, i) => [i ? ', ' : '', pageLink('service', ns, sv, {}, c)]) : 'none'));
     } else {
       detailsBox.append(el('h3', {}, 'Workload'), table(['replicas', 'available', 'pods'],
         [[details.replicas, details.availableReplicas, Array.isArray(details.pods) ? details.pods.length : '-']], { class: 'compact' }));
@@ -118,17 +128,18 @@ export async function showNodePanel(panel, node, s) {
   }
 }
 
-export function showEdgePanel(panel, edge) {
+export function showEdgePanel(panel, edge, named = false) {
   const d = edge.data();
   const src = edge.source().data(), dst = edge.target().data();
   frame(panel, 'edge', d.id, `${nodeName(src)} → ${nodeName(dst)}`);
   // Each end's name links to its page (when it has one).
-  const end = (n) => { const t = target(n); return t ? pageLink(t.kind, n.namespace, t.name, { 'data-testid': 'panel-end-link' }) : nodeName(n); };
+  const end = (n) => { const t = target(n); return t ? pageLink(t.kind, n.namespace, t.name, { 'data-testid': 'panel-end-link' }, clusterOf(n, named)) : nodeName(n); };
   panel.querySelector('.panel-head h2').replaceChildren(end(src), ' → ', end(dst));
   const t = d.traffic || {};
   const rates = Object.entries(t.rates || {});
   add(panel,
-    el('p', { class: 'muted' }, `${src.namespace} → ${dst.namespace}`),
+    el('p', { class: 'muted' }, named && src.cluster && dst.cluster
+      ? `${src.namespace} (${src.cluster}) → ${dst.namespace} (${dst.cluster})` : `${src.namespace} → ${dst.namespace}`),
     table(['protocol', 'response time', 'mTLS'], [[el('span', { 'data-testid': 'edge-protocol' }, t.protocol || 'none'),
       el('span', { 'data-testid': 'edge-response-time' }, d.responseTime && d.responseTime !== '0' ? `${d.responseTime} ms` : '-'),
       d.isMTLS ? 'yes' : 'no']], { class: 'compact' }),

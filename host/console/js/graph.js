@@ -1,5 +1,5 @@
 // The graph view. The URL carries the whole state with the API's parameter names
-// (namespaces, graphType, duration, groupBy, injectServiceNodes, includeMesh, appenders,
+// (namespaces, graphType, duration, groupBy, boxBy, injectServiceNodes, includeMesh, appenders,
 // ambientTraffic, waypoints, queryTime, hide, find, focus, hops; app/version/service/workload for a node's own graph)
 // plus the view's own (refresh, edgeLabels, select). hide, find and focus are the server's
 // work (issue #34): hidden elements are never sent, found ones carry isFind. After each draw
@@ -7,7 +7,7 @@
 // and data-found-ids.
 
 import { api, apiUrl, enc } from './api.js';
-import { el, qs, download } from './dom.js';
+import { el, qs, download, spansClusters } from './dom.js';
 import { compile } from './find.js';
 import { createCy, draw, relabelEdges, restyle, toSvg, warmLayout } from './graph-draw.js';
 import { onThemeChange, palette } from './graph-theme.js';
@@ -18,10 +18,14 @@ const GRAPH_TYPES = ['app', 'versionedApp', 'workload', 'service'];
 const DURATIONS = ['1m', '5m', '10m', '30m', '1h', '3h', '6h', '12h', '1d'];
 const REFRESH = { off: 0, '10s': 10e3, '30s': 30e3, '1m': 60e3 };
 const EDGE_LABELS = { none: 'No edge labels', rps: 'Request rate', errorPct: 'Error %', responseTime: 'Response time' };
-const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'ambientTraffic', 'waypoints', 'queryTime', 'hide', 'find', 'focus', 'hops'];
+const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'boxBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'ambientTraffic', 'waypoints', 'queryTime', 'hide', 'find', 'focus', 'hops'];
 // The API's ambientTraffic values (README, "Ambient mesh"); `total` is the default.
 const AMBIENT_TRAFFIC = { total: 'ambient: total', ztunnel: 'ambient: ztunnel', waypoint: 'ambient: waypoint', none: 'ambient: none' };
 const TARGET_KEYS = ['app', 'version', 'service', 'workload'];
+// Kiali v2's boxBy (comma-separated cluster, namespace, app): the useful combinations, as one
+// select (three more checkboxes would push the graph down at 1280 px).
+const BOX_BY = { '': 'boxBy: none', cluster: 'boxBy cluster', namespace: 'boxBy namespace', app: 'boxBy app',
+  'cluster,namespace': 'boxBy cluster, namespace', 'cluster,namespace,app': 'boxBy cluster, namespace, app' };
 const VIEW_KEYS = ['refresh', 'edgeLabels', 'select'];
 
 function readState(params) {
@@ -66,7 +70,9 @@ export async function renderGraph(main, params) {
   // Rust plus loaded plugins), so the console never keeps a copy of its own.
   const [namespaces, config] = await Promise.all([api('namespaces'), api('config')]);
   const grid = replayGrid(config);
-  const nsList = namespaces.map((n) => n.name);
+  // A namespace of several clusters is one choice: the graph covers it in every cluster.
+  const nsList = [...new Set(namespaces.map((n) => n.name))];
+  const named = spansClusters(namespaces);
   const appenderNames = config.graphAppenders;
   if (!s.namespaces) {
     s.namespaces = nsList.join(',');
@@ -85,6 +91,8 @@ export async function renderGraph(main, params) {
   if (![...durSel.options].some((o) => o.value === s.duration)) durSel.append(el('option', { value: s.duration, selected: true }, 'last ' + s.duration));
   const refSel = select('refresh', Object.fromEntries(Object.keys(REFRESH).map((r) => [r, r === 'off' ? 'refresh off' : 'every ' + r])), s.refresh, 'ctl-refresh');
   const groupSel = select('groupBy', { none: 'no boxes', app: 'box by app', version: 'box by version' }, s.groupBy || 'none', 'ctl-groupBy');
+  const boxSel = select('boxBy', BOX_BY, s.boxBy || '', 'ctl-boxBy');
+  if (![...boxSel.options].some((o) => o.value === (s.boxBy || ''))) boxSel.append(el('option', { value: s.boxBy, selected: true }, 'boxBy ' + s.boxBy));
   const labelSel = select('edgeLabels', EDGE_LABELS, s.edgeLabels, 'ctl-edgeLabels');
   const ambientSel = select('ambientTraffic', AMBIENT_TRAFFIC, s.ambientTraffic || 'total', 'ctl-ambientTraffic');
   const waypoints = el('input', { type: 'checkbox', name: 'waypoints', 'data-testid': 'ctl-waypoints', checked: s.waypoints === 'true' });
@@ -112,7 +120,7 @@ export async function renderGraph(main, params) {
   main.append(el('div', { class: 'graph-head' }, title, replay.element),
     el('form', { class: 'controls', onsubmit: (e) => e.preventDefault() },
       el('fieldset', {}, el('legend', {}, 'Namespaces'), nsSelect),
-      el('fieldset', {}, el('legend', {}, 'View'), typeSel, durSel, refSel, groupSel, labelSel,
+      el('fieldset', {}, el('legend', {}, 'View'), typeSel, durSel, refSel, groupSel, boxSel, labelSel,
         el('label', { class: 'chk' }, inject, 'service nodes'), el('label', { class: 'chk' }, mesh, 'mesh namespace'),
         ambientSel, el('label', { class: 'chk' }, waypoints, 'waypoints')),
       el('details', { class: 'appenders' }, el('summary', {}, 'Appenders'), appenderBoxes),
@@ -177,7 +185,7 @@ export async function renderGraph(main, params) {
     if (ele.empty()) { closePanel(panel); return; }
     cy.elements().unselect();
     ele.select();
-    if (ele.isNode()) showNodePanel(panel, ele, s); else showEdgePanel(panel, ele);
+    if (ele.isNode()) showNodePanel(panel, ele, s, named); else showEdgePanel(panel, ele, named);
   }
 
   /** Draws the graph at replay time `t` (undefined: live), keeping node positions and view. */
@@ -241,6 +249,7 @@ export async function renderGraph(main, params) {
   mesh.addEventListener('change', () => { s.includeMesh = mesh.checked ? 'true' : undefined; changed(true); });
   ambientSel.addEventListener('change', () => { s.ambientTraffic = ambientSel.value === 'total' ? undefined : ambientSel.value; changed(true); });
   waypoints.addEventListener('change', () => { s.waypoints = waypoints.checked ? 'true' : undefined; changed(true); });
+  boxSel.addEventListener('change', () => { s.boxBy = boxSel.value || undefined; changed(true); });
   for (const box of appenderBoxes) box.addEventListener('change', () => {
     const on = appenderBoxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
     s.appenders = on.length === appenderNames.length ? undefined : on.join(',');
@@ -285,9 +294,9 @@ export async function renderGraph(main, params) {
     if (ev.target.hasClass('box')) return;
     s.select = ev.target.id();
     pushUrl(true);
-    showNodePanel(panel, ev.target, s);
+    showNodePanel(panel, ev.target, s, named);
   });
-  cy.on('tap', 'edge', (ev) => { s.select = ev.target.id(); pushUrl(true); showEdgePanel(panel, ev.target); });
+  cy.on('tap', 'edge', (ev) => { s.select = ev.target.id(); pushUrl(true); showEdgePanel(panel, ev.target, named); });
   cy.on('tap', (ev) => {
     if (ev.target === cy) { s.select = undefined; pushUrl(true); cy.elements().unselect(); closePanel(panel); }
   });

@@ -1,9 +1,11 @@
 // List pages: apps, workloads, services and mesh config objects of the namespaces in
 // `?namespaces=a,b` (all visible ones when absent), with health, rates and badges. The
-// filter (`filter`) and the sort (`sort`, `desc`) live in the address.
+// filter (`filter`) and the sort (`sort`, `desc`) live in the address. With several
+// clusters a namespace is read in every cluster that has it (`clusterName`), and a Cluster
+// column appears once the rows come from more than one.
 
 import { api, enc } from './api.js';
-import { el, fmt, link, qs } from './dom.js';
+import { el, fmt, inCluster, link, qs, spansClusters } from './dom.js';
 import { statusOfErrorPercent, worst } from './health.js';
 import { KINDS } from './mesh.js';
 
@@ -29,31 +31,32 @@ function healthOf(h) {
 const PAGES = {
   apps: {
     title: 'Apps', health: 'app', label: 'destination_app',
-    rows: async (ns) => (await api(`namespaces/${enc(ns)}/apps`)).applications
-      .map((a) => ({ name: a.name, sidecar: a.meshSidecar, ambient: a.isAmbient })),
-    href: (ns, n) => `app${qs({ namespace: ns, app: n })}`,
+    rows: async (ns, c) => (await api(inCluster(`namespaces/${enc(ns)}/apps`, c))).applications
+      .map((a) => ({ name: a.name, cluster: a.cluster, sidecar: a.meshSidecar, ambient: a.isAmbient })),
+    href: (ns, n, c) => `app${qs({ namespace: ns, app: n, clusterName: c })}`,
   },
   workloads: {
     title: 'Workloads', health: 'workload', label: 'destination_workload',
-    rows: async (ns) => (await api(`namespaces/${enc(ns)}/workloads`)).workloads
-      .map((w) => ({ name: w.name, sidecar: w.meshSidecar, ambient: w.isAmbient, waypoint: w.isWaypoint, type: w.type })),
-    href: (ns, n) => `workload${qs({ namespace: ns, workload: n })}`,
+    rows: async (ns, c) => (await api(inCluster(`namespaces/${enc(ns)}/workloads`, c))).workloads
+      .map((w) => ({ name: w.name, cluster: w.cluster, sidecar: w.meshSidecar, ambient: w.isAmbient, waypoint: w.isWaypoint, type: w.type })),
+    href: (ns, n, c) => `workload${qs({ namespace: ns, workload: n, clusterName: c })}`,
   },
   services: {
     title: 'Services', health: 'service', label: 'destination_service_name',
-    rows: async (ns) => (await api(`namespaces/${enc(ns)}/services`)).services
-      .map((s) => ({ name: s.name, sidecar: s.meshSidecar, ambient: s.isAmbient })),
-    href: (ns, n) => `service${qs({ namespace: ns, service: n })}`,
+    rows: async (ns, c) => (await api(inCluster(`namespaces/${enc(ns)}/services`, c))).services
+      .map((s) => ({ name: s.name, cluster: s.cluster, sidecar: s.meshSidecar, ambient: s.isAmbient })),
+    href: (ns, n, c) => `service${qs({ namespace: ns, service: n, clusterName: c })}`,
   },
 };
 
-/** Inbound request and error rates by `label` over the last 10 minutes, of one namespace. */
-async function rates(ns, label) {
+/** Inbound request and error rates by `label` over the last 10 minutes, of one namespace
+ * (of cluster `cluster` when one is named). */
+async function rates(ns, label, cluster) {
   const q = new URLSearchParams({ direction: 'inbound', reporter: 'source', duration: '60', step: '60', rateInterval: '10m' });
   q.append('filters[]', 'request_count');
   q.append('filters[]', 'request_error_count');
   q.append('byLabels[]', label);
-  const m = await api(`namespaces/${enc(ns)}/metrics?${q}`);
+  const m = await api(inCluster(`namespaces/${enc(ns)}/metrics?${q}`, cluster));
   const last = (series) => {
     const out = new Map();
     for (const s of (series && series.matrix) || []) {
@@ -84,11 +87,14 @@ function validOf(v) {
   return 'valid';
 }
 
-async function namespaceRows(page, ns) {
+/** The rows of namespace `ns`; `cluster`: the cluster it is read in (sent as `clusterName`
+ * only when the instance has several, `named`). */
+async function namespaceRows(page, ns, cluster, named) {
+  const c = named ? cluster : undefined;
   if (page === 'istio') {
     const [list, validations] = await Promise.all([
-      api(`namespaces/${enc(ns)}/mesh`),
-      api(`namespaces/${enc(ns)}/mesh_validations`).catch(() => ({})),
+      api(inCluster(`namespaces/${enc(ns)}/mesh`, c)),
+      api(inCluster(`namespaces/${enc(ns)}/mesh_validations`, c)).catch(() => ({})),
     ]);
     const byKind = validations[ns] || {};
     const rows = [];
@@ -96,18 +102,18 @@ async function namespaceRows(page, ns) {
       for (const o of list[key] || []) {
         const name = o.metadata && o.metadata.name;
         if (!name) continue;
-        rows.push({ ns, name, kind, title, valid: validOf((byKind[vKey] || {})[name]),
-          href: `mesh/object${qs({ namespace: ns, objectType: kind, object: name })}` });
+        rows.push({ ns, cluster, name, kind, title, valid: validOf((byKind[vKey] || {})[name]),
+          href: `mesh/object${qs({ namespace: ns, objectType: kind, object: name, clusterName: c })}` });
       }
     }
     return rows;
   }
   const p = PAGES[page];
   const [items, health, r, vs] = await Promise.all([
-    p.rows(ns),
-    api(`namespaces/${enc(ns)}/health?type=${p.health}`).catch(() => ({})),
-    rates(ns, p.label).catch(() => ({ req: new Map(), err: new Map() })),
-    page === 'services' ? api(`namespaces/${enc(ns)}/mesh?objects=virtualservices`).catch(() => ({})) : null,
+    p.rows(ns, c),
+    api(inCluster(`namespaces/${enc(ns)}/health?type=${p.health}`, c)).catch(() => ({})),
+    rates(ns, p.label, c).catch(() => ({ req: new Map(), err: new Map() })),
+    page === 'services' ? api(inCluster(`namespaces/${enc(ns)}/mesh?objects=virtualservices`, c)).catch(() => ({})) : null,
   ]);
   const vsHosts = ((vs && vs.virtualServices) || []).flatMap((o) => hostsOf(o));
   return items.map((it) => {
@@ -119,8 +125,10 @@ async function namespaceRows(page, ns) {
     else if (it.ambient) badges.push('ambient');
     else if (!it.sidecar) badges.push('missing sidecar');
     if (page === 'services' && vsHosts.some((h) => hostNames(h, ns, it.name, ns))) badges.push('virtual service');
-    return { ns, name: it.name, health: healthOf(health[it.name]), req: req === undefined ? null : req,
-      errPct: req ? (100 * err) / req : null, badges, href: p.href(ns, it.name), type: it.type };
+    // The item's own cluster when the list names it, else the namespace entry's.
+    const rowCluster = it.cluster || cluster;
+    return { ns, cluster: rowCluster, name: it.name, health: healthOf(health[it.name]), req: req === undefined ? null : req,
+      errPct: req ? (100 * err) / req : null, badges, href: p.href(ns, it.name, named ? rowCluster : undefined), type: it.type };
   });
 }
 
@@ -128,11 +136,17 @@ const COLUMNS = {
   istio: [['name', 'Name'], ['namespace', 'Namespace'], ['kind', 'Kind'], ['valid', 'Validation']],
   other: [['name', 'Name'], ['namespace', 'Namespace'], ['health', 'Health'], ['req', 'Request rate'], ['err', 'Error rate'], ['badges', 'Badges']],
 };
+/** The page's columns; the Cluster column (after Namespace) only when the rows span clusters. */
+function columnsOf(page, withCluster) {
+  const cols = COLUMNS[page === 'istio' ? 'istio' : 'other'];
+  return withCluster ? [...cols.slice(0, 2), ['cluster', 'Cluster'], ...cols.slice(2)] : cols;
+}
 const HEALTH_RANK = { na: 0, healthy: 1, degraded: 2, failure: 3 };
 const VALID_RANK = { valid: 0, warning: 1, error: 2 };
 function sortKey(row, col) {
   switch (col) {
     case 'namespace': return row.ns;
+    case 'cluster': return row.cluster || '';
     case 'health': return HEALTH_RANK[row.health];
     case 'req': return row.req === null ? -1 : row.req;
     case 'err': return row.errPct === null ? -1 : row.errPct;
@@ -147,7 +161,7 @@ function makeRenderer(page) {
   return async function renderList(main, params) {
     const title = page === 'istio' ? 'Mesh config objects' : PAGES[page].title;
     const state = { filter: params.get('filter') || '', sort: params.get('sort') || 'name', desc: params.get('desc') === 'true' };
-    const cols = COLUMNS[page === 'istio' ? 'istio' : 'other'];
+    let cols = columnsOf(page, false);
     const filter = el('input', { type: 'search', 'data-testid': 'list-filter', placeholder: 'Filter by name', 'aria-label': 'filter by name', value: state.filter });
     const head = el('tr', {}, cols.map(([key, text]) => el('th', { 'data-sort': key, tabindex: 0, role: 'button', 'aria-sort': 'none' }, text)));
     const body = el('tbody');
@@ -155,10 +169,23 @@ function makeRenderer(page) {
     main.append(el('h1', {}, title), el('div', { class: 'controls' }, filter), el('div', { class: 'table-wrap' }, tableEl));
 
     const wanted = (params.get('namespaces') || '').split(',').map((s) => s.trim()).filter(Boolean);
-    const namespaces = wanted.length ? wanted : (await api('namespaces')).map((n) => n.name);
-    const results = await Promise.all(namespaces.map((ns) => namespaceRows(page, ns).catch((e) => ({ error: `${ns}: ${e.message}` }))));
+    // Every cluster's namespaces: a namespace named in the address is read in each cluster
+    // that has it (one that none lists is still asked for, and its error shown).
+    const listed = await api('namespaces').catch((e) => { if (!wanted.length) throw e; return []; });
+    const named = spansClusters(listed);
+    const targets = wanted.length
+      ? wanted.flatMap((name) => { const m = listed.filter((n) => n.name === name); return m.length ? m : [{ name }]; })
+      : listed;
+    const results = await Promise.all(targets.map((t) => namespaceRows(page, t.name, t.cluster, named)
+      .catch((e) => ({ error: `${t.name}${named && t.cluster ? ` (${t.cluster})` : ''}: ${e.message}` }))));
     const rows = results.filter(Array.isArray).flat();
     for (const r of results) if (r.error) main.append(el('p', { class: 'error', 'data-testid': 'list-error' }, r.error));
+    const withCluster = new Set(rows.map((r) => r.cluster).filter(Boolean)).size > 1;
+    if (withCluster) {
+      cols = columnsOf(page, true);
+      head.replaceChildren(...cols.map(([key, text]) => el('th', { 'data-sort': key, tabindex: 0, role: 'button', 'aria-sort': 'none' }, text)));
+    }
+    tableEl.dataset.clusters = withCluster ? 'true' : 'false';
 
     const keep = () => {
       const u = new URL(location.href);
@@ -174,12 +201,12 @@ function makeRenderer(page) {
       shown.sort((a, b) => {
         const x = sortKey(a, state.sort), y = sortKey(b, state.sort);
         const c = x < y ? -1 : x > y ? 1 : 0;
-        return dir * c || a.name.localeCompare(b.name) || a.ns.localeCompare(b.ns);
+        return dir * c || a.name.localeCompare(b.name) || a.ns.localeCompare(b.ns) || (a.cluster || '').localeCompare(b.cluster || '');
       });
       for (const th of head.children) {
         th.setAttribute('aria-sort', th.dataset.sort === state.sort ? (state.desc ? 'descending' : 'ascending') : 'none');
       }
-      body.replaceChildren(...shown.map((r) => rowOf(page, r)));
+      body.replaceChildren(...shown.map((r) => rowOf(page, r, withCluster)));
       if (!shown.length) body.append(el('tr', {}, el('td', { colspan: cols.length, class: 'muted' }, rows.length ? 'No row matches the filter.' : 'Nothing here.')));
       tableEl.dataset.rows = String(shown.length);
     };
@@ -200,16 +227,18 @@ function makeRenderer(page) {
   };
 }
 
-function rowOf(page, r) {
+function rowOf(page, r, withCluster) {
+  const clusterCell = withCluster ? el('td', { 'data-testid': 'cell-cluster' }, r.cluster || '-') : null;
   if (page === 'istio') {
-    return el('tr', { 'data-testid': 'row', 'data-namespace': r.ns, 'data-name': r.name, 'data-kind': r.kind, 'data-valid': r.valid },
-      el('td', {}, link(r.href, r.name)), el('td', {}, r.ns), el('td', {}, r.title),
+    return el('tr', { 'data-testid': 'row', 'data-namespace': r.ns, 'data-cluster': r.cluster, 'data-name': r.name, 'data-kind': r.kind, 'data-valid': r.valid },
+      el('td', {}, link(r.href, r.name)), el('td', {}, r.ns), clusterCell, el('td', {}, r.title),
       el('td', {}, el('span', { class: `status ${{ error: 'failing', warning: 'degraded', valid: 'healthy' }[r.valid]}` }, r.valid)));
   }
   const statusClass = { failure: 'failing' }[r.health] || r.health;
-  return el('tr', { 'data-testid': 'row', 'data-namespace': r.ns, 'data-name': r.name, 'data-health': r.health },
+  return el('tr', { 'data-testid': 'row', 'data-namespace': r.ns, 'data-cluster': r.cluster, 'data-name': r.name, 'data-health': r.health },
     el('td', {}, link(r.href, r.name)),
     el('td', {}, r.ns),
+    clusterCell,
     el('td', {}, el('span', { class: `status ${statusClass}` }, r.health === 'na' ? 'n/a' : r.health)),
     el('td', { class: 'num', 'data-value': r.req === null ? '' : r.req }, r.req === null ? '-' : fmt(r.req, 2) + '/s'),
     el('td', { class: 'num', 'data-value': r.errPct === null ? '' : r.errPct }, r.errPct === null ? '-' : fmt(r.errPct, 1) + '%'),

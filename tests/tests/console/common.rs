@@ -9,8 +9,32 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-/// The demo: config/demo.toml with the bundled plugins and generated demo traffic.
+/// The demo as it was before its second cluster: config/demo.toml without `west` (its
+/// `[[cluster.remotes]]`) and the demo topology without its `cluster` lines, so every series
+/// is the home cluster's. The console tests written for one cluster run on it. Hold the
+/// folder as long as the server runs.
+pub fn one_cluster() -> (tempfile::TempDir, Vec<(String, String)>) {
+    let text = std::fs::read_to_string(workspace_root().join("config/demo/topology.toml"))
+        .expect("the demo topology");
+    let home: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("cluster ="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("topology.toml");
+    std::fs::write(&path, home).expect("write the topology");
+    let env = vec![
+        ("MESHLENS_CLUSTER__REMOTES".to_string(), "[]".to_string()),
+        ("MESHLENS_METRICS__SIMULATOR__TOPOLOGY".to_string(), path.display().to_string()),
+    ];
+    (dir, env)
+}
+
+/// The demo: config/demo.toml, one cluster ([`one_cluster`]), with the bundled plugins and
+/// generated demo traffic.
 pub fn demo() -> Meshlens {
+    let (home, one) = one_cluster();
     let f = fixture(&["--topology", "demo", "--minutes", "20"]);
     let config =
         std::fs::read_to_string(workspace_root().join("config/demo.toml")).expect("demo.toml");
@@ -18,15 +42,12 @@ pub fn demo() -> Meshlens {
     let dir = plugin_dir(BUNDLED);
     let dirs = format!("[\"{}\"]", dir.path().display());
     let om = f.openmetrics.display().to_string();
-    Meshlens::start(
-        &config,
-        &[
-            ("MESHLENS_PLUGINS__DIRS", dirs.as_str()),
-            ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str()),
-        ],
-        vec![dir],
-    )
-    .expect("the demo starts")
+    let mut env = vec![
+        ("MESHLENS_PLUGINS__DIRS", dirs.as_str()),
+        ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str()),
+    ];
+    env.extend(one.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    Meshlens::start(&config, &env, vec![dir, home]).expect("the demo starts")
 }
 
 /// The scale benchmarks' mesh: `namespaces` namespaces of a 10-workload chain each (plus the

@@ -15,9 +15,9 @@ use integration_tests::{
 };
 use serde_json::{Value, json};
 
-use crate::common::{emulate_scheme, ids, split_ids, synthetic_mesh};
+use crate::common::{emulate_scheme, ids, one_cluster, split_ids, synthetic_mesh};
 
-/// The demo (config/demo.toml, bundled plugins, 20 minutes of generated traffic) with the
+/// The one-cluster demo (config/demo.toml, bundled plugins, 20 minutes of generated traffic) with the
 /// answer cache's TTL set to `ttl`.
 fn demo(ttl: &str) -> Meshlens {
     let f = fixture(&["--topology", "demo", "--minutes", "20"]);
@@ -27,16 +27,14 @@ fn demo(ttl: &str) -> Meshlens {
     let dir = plugin_dir(BUNDLED);
     let dirs = format!("[\"{}\"]", dir.path().display());
     let om = f.openmetrics.display().to_string();
-    Meshlens::start(
-        &config,
-        &[
-            ("MESHLENS_PLUGINS__DIRS", dirs.as_str()),
-            ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str()),
-            ("MESHLENS_METRICS__CACHE_TTL", ttl),
-        ],
-        vec![dir],
-    )
-    .expect("the demo starts")
+    let (home, one) = one_cluster();
+    let mut env = vec![
+        ("MESHLENS_PLUGINS__DIRS", dirs.as_str()),
+        ("MESHLENS_METRICS__OPENMETRICS_FILE__PATH", om.as_str()),
+        ("MESHLENS_METRICS__CACHE_TTL", ttl),
+    ];
+    env.extend(one.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    Meshlens::start(&config, &env, vec![dir, home]).expect("the demo starts")
 }
 
 fn api(m: &Meshlens, path: &str) -> Value {

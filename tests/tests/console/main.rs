@@ -4,5 +4,6 @@
 
 mod common;
 mod console;
+mod console_clusters;
 mod console_lists;
 mod console_replay;

@@ -58,37 +58,55 @@ fn install_script_and_demo_config_serve_the_demo_mesh() {
         "{health}"
     );
 
-    // The topology and the manifests describe one mesh: every simulated workload exists
-    // with its app and version, and nothing the manifests deploy is left out.
+    // The topology and the manifests describe one mesh: every simulated workload exists in
+    // its cluster (`cluster` in the topology: the home one, Kubernetes, or the remote west)
+    // with its app and version, and nothing the manifests deploy is left out. (reviews-v3 is
+    // deployed in both clusters, as Kiali's multi-cluster bookinfo does; its traffic is west's.)
     let topology =
         Topology::load(&workspace_root().join("config/demo/topology.toml")).expect("topology");
+    assert!(
+        topology.workload.iter().any(|w| w.cluster == "west"),
+        "the demo has a workload in its second cluster"
+    );
     for ns in ["bookinfo", "istio-system", "travel"] {
-        let list = m.get(&format!("/api/namespaces/{ns}/workloads")).json();
-        let mut deployed: Vec<String> = list["workloads"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{list}"))
-            .iter()
-            .filter_map(|w| w["name"].as_str().map(String::from))
-            .collect();
-        deployed.sort();
-        let mut simulated: Vec<String> = topology
+        let mut deployed_anywhere = std::collections::BTreeSet::new();
+        for cluster in ["Kubernetes", "west"] {
+            if cluster == "west" && ns != "bookinfo" {
+                continue; // west has only bookinfo (config/demo-west)
+            }
+            let query = if cluster == "west" { "?clusterName=west" } else { "" };
+            let list = m.get(&format!("/api/namespaces/{ns}/workloads{query}")).json();
+            let deployed: Vec<String> = list["workloads"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{cluster} {ns}: {list}"))
+                .iter()
+                .filter_map(|w| w["name"].as_str().map(String::from))
+                .collect();
+            for w in topology.workload.iter().filter(|w| w.namespace == ns && w.cluster == cluster)
+            {
+                assert!(
+                    deployed.contains(&w.name),
+                    "{cluster} {ns}: {} not in {deployed:?}",
+                    w.name
+                );
+                let d = m.get(&format!("/api/namespaces/{ns}/workloads/{}{query}", w.name)).json();
+                // A waypoint has no app label (its series name it by canonical service).
+                if !w.waypoint {
+                    assert_eq!(d["labels"]["app"].as_str(), Some(w.app.as_str()), "{d}");
+                }
+                assert_eq!(d["labels"]["version"].as_str(), w.version.as_deref(), "{d}");
+                assert_eq!(d["isAmbient"].as_bool(), Some(w.ambient || w.waypoint), "{d}");
+                assert_eq!(d["isWaypoint"].as_bool(), Some(w.waypoint), "{d}");
+            }
+            deployed_anywhere.extend(deployed);
+        }
+        let simulated: std::collections::BTreeSet<String> = topology
             .workload
             .iter()
             .filter(|w| w.namespace == ns)
             .map(|w| w.name.clone())
             .collect();
-        simulated.sort();
-        assert_eq!(simulated, deployed, "{ns}");
-        for w in topology.workload.iter().filter(|w| w.namespace == ns) {
-            let d = m.get(&format!("/api/namespaces/{ns}/workloads/{}", w.name)).json();
-            // A waypoint has no app label (its series name it by canonical service).
-            if !w.waypoint {
-                assert_eq!(d["labels"]["app"].as_str(), Some(w.app.as_str()), "{d}");
-            }
-            assert_eq!(d["labels"]["version"].as_str(), w.version.as_deref(), "{d}");
-            assert_eq!(d["isAmbient"].as_bool(), Some(w.ambient || w.waypoint), "{d}");
-            assert_eq!(d["isWaypoint"].as_bool(), Some(w.waypoint), "{d}");
-        }
+        assert_eq!(simulated, deployed_anywhere, "{ns}");
     }
 
     // The ambient namespace: the waypoint's requests and ztunnel's TCP, nobody flagged as
