@@ -45,7 +45,7 @@ pub struct InProcess {
 impl InProcess {
     /// [`crate::server::Meshlens::start`]'s arguments. `env` must be empty: the environment
     /// is the process's (set the key with [`InProcess::configured`] instead). Relative paths
-    /// in `cluster.snapshot` and `plugins.dirs` are read from the workspace root, as the
+    /// in `cluster.snapshot` (home and remotes) and `plugins.dirs` are read from the workspace root, as the
     /// binary started there does.
     pub fn start(
         config: &str,
@@ -92,7 +92,8 @@ impl InProcess {
         adjust(&mut config);
         config.validate().map_err(|e| failed(e.to_string()))?;
         let root = workspace_root();
-        for p in &mut config.cluster.snapshot {
+        let remotes = config.cluster.remotes.iter_mut().flat_map(|r| r.snapshot.iter_mut());
+        for p in config.cluster.snapshot.iter_mut().chain(remotes) {
             *p = root.join(&*p);
         }
         for d in &mut config.plugins.dirs {

@@ -267,11 +267,18 @@ fn the_graph_boxes_each_cluster_and_its_panel_names_the_node_cluster() {
         emulate_scheme(&c, "").await;
 
         // The side panel of west's reviews-v3 names its cluster, and reads and links it there.
-        let node = nodes
+        // reviews-v3 runs in both clusters (home's copy gets no traffic: unused): two nodes.
+        let copies: Vec<&Value> = nodes
             .iter()
-            .find(|n| n["data"]["workload"] == "reviews-v3" && n["data"]["nodeType"] == "workload")
-            .expect("reviews-v3");
-        assert_eq!(node["data"]["cluster"], "west", "{node}");
+            .filter(|n| {
+                n["data"]["workload"] == "reviews-v3" && n["data"]["nodeType"] == "workload"
+            })
+            .collect();
+        let clusters: BTreeSet<&str> =
+            copies.iter().filter_map(|n| n["data"]["cluster"].as_str()).collect();
+        assert_eq!(clusters, BTreeSet::from(["Kubernetes", "west"]), "{copies:?}");
+        assert_ne!(copies[0]["data"]["id"], copies[1]["data"]["id"]);
+        let node = copies.iter().find(|n| n["data"]["cluster"] == "west").expect("west's");
         let id = node["data"]["id"].as_str().unwrap();
         js(&c, "window.meshlensGraph.getElementById(arguments[0]).emit('tap')", vec![json!(id)])
             .await;
@@ -405,7 +412,11 @@ fn the_console_reads_the_contract_fields_of_two_clusters() {
             vec![],
         )
         .await;
-        assert!(label[0].as_str().unwrap_or("").contains("west"), "{label}");
+        let labels: Vec<&str> =
+            label.as_array().expect("labels").iter().filter_map(Value::as_str).collect();
+        assert_eq!(labels.len(), 2, "{label}");
+        assert!(labels.iter().any(|l| l.contains("bookinfo · west")), "{label}");
+        assert!(labels.iter().any(|l| l.contains("bookinfo · Kubernetes")), "{label}");
 
         // boxBy=cluster from the control: a box per cluster around exactly its members.
         js(
@@ -464,11 +475,12 @@ fn the_console_reads_the_contract_fields_of_two_clusters() {
         emulate_scheme(&c, "").await;
 
         // The side panel: the node's cluster, its health read there, its page linked there.
+        // West's copy of reviews-v3 (home runs one too, without traffic).
         let id = nodes
             .iter()
-            .find(|n| n["data"]["workload"] == "reviews-v3")
+            .find(|n| n["data"]["workload"] == "reviews-v3" && n["data"]["cluster"] == "west")
             .map(|n| n["data"]["id"].as_str().unwrap().to_string())
-            .expect("reviews-v3");
+            .expect("west's reviews-v3");
         js(&c, "window.meshlensGraph.getElementById(arguments[0]).emit('tap')", vec![json!(id)])
             .await;
         let panel = wait_js(
