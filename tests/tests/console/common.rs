@@ -1,6 +1,6 @@
 //! What the console tests share: the meshes they start and DevTools emulation.
 
-use integration_tests::browser::Client;
+use integration_tests::browser::{Client, js, wait_js};
 use integration_tests::{
     prometheus::fixture,
     server::{BUNDLED, Meshlens, plugin_dir, workspace_root},
@@ -127,4 +127,35 @@ pub fn split_ids(v: &Value) -> BTreeSet<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// A 200 answer's JSON.
+pub fn api(m: &Meshlens, path: &str) -> Value {
+    let r = m.get(path);
+    assert_eq!(r.status, 200, "{path}: {}", r.text());
+    r.json()
+}
+
+/// The drawn list's rows, once drawn: every `data-*` attribute of each `[data-testid=row]`,
+/// in order, its first link (`href`) and its Cluster cell (`cell`, when the column is shown).
+pub async fn rows(c: &Client) -> Vec<Value> {
+    wait_js(
+        c,
+        "const t = document.querySelector('[data-testid=list]');
+         return t && t.dataset.state === 'drawn'",
+        "the list to be drawn",
+    )
+    .await;
+    let v = js(
+        c,
+        "return [...document.querySelectorAll('[data-testid=row]')].map((r) => {
+           const a = r.querySelector('a[href]');
+           const cell = r.querySelector('[data-testid=cell-cluster]');
+           return {...r.dataset, href: a ? a.getAttribute('href') : null,
+                   ...(cell ? {cell: cell.textContent} : {})};
+         })",
+        vec![],
+    )
+    .await;
+    v.as_array().expect("rows").clone()
 }

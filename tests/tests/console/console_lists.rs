@@ -6,40 +6,10 @@
 use std::collections::BTreeSet;
 
 use fantoccini::Locator;
-use integration_tests::{
-    browser::{Client, console_errors, js, screenshot, wait_js, with_browser},
-    server::Meshlens,
-};
+use integration_tests::browser::{console_errors, js, screenshot, wait_js, with_browser};
 use serde_json::{Value, json};
 
-use crate::common::{demo, emulate_scheme};
-
-fn api(m: &Meshlens, path: &str) -> Value {
-    let r = m.get(path);
-    assert_eq!(r.status, 200, "{path}: {}", r.text());
-    r.json()
-}
-
-/// The drawn list's rows: every `data-*` attribute of each `[data-testid=row]`, in order.
-async fn rows(c: &Client) -> Vec<Value> {
-    wait_js(
-        c,
-        "const t = document.querySelector('[data-testid=list]');
-         return t && t.dataset.state === 'drawn'",
-        "the list to be drawn",
-    )
-    .await;
-    let v = js(
-        c,
-        "return [...document.querySelectorAll('[data-testid=row]')].map((r) => {
-           const a = r.querySelector('a[href]');
-           return {...r.dataset, href: a ? a.getAttribute('href') : null};
-         })",
-        vec![],
-    )
-    .await;
-    v.as_array().expect("rows").clone()
-}
+use crate::common::{api, demo, emulate_scheme, rows};
 
 fn names(rows: &[Value]) -> Vec<String> {
     rows.iter()
