@@ -74,7 +74,7 @@ pub async fn graph(
     let clusters = graph_clusters(st).await?;
     // The caller is reviewed in each cluster read (super::graph_rights); every requested
     // namespace must be visible in one of them, or the whole request is refused.
-    let rights = Rights::review(st, caller, &clusters).await?;
+    let mut rights = Rights::review(st, caller, &clusters).await?;
     rights.require(&opts.namespaces).await?;
     // `namespaces=bookinfo` is bookinfo in every cluster: it must exist in one of them.
     let exists = |ns: &str| clusters.iter().any(|(_, c)| c.namespace(ns).is_some());

@@ -20,6 +20,7 @@
 use std::{
     collections::{BTreeMap, BTreeSet, HashSet},
     sync::Arc,
+    time::Duration,
 };
 
 use meshlens_cluster::ClusterState;
@@ -32,6 +33,17 @@ use crate::{
     error::ApiError,
     state::AppState,
 };
+
+/// How long a remote's reviews may take before its nodes are judged invisible instead:
+/// the home cluster's graph must not wait on a slow or vanishing remote (as `/namespaces`
+/// waits at most this long for a remote).
+const REMOTE_WAIT: Duration = Duration::from_millis(1500);
+
+/// Logs why a remote could not review the caller; its nodes are names only.
+fn unreviewed(cluster: &str, why: &str) -> Option<Access> {
+    tracing::warn!(cluster, why, "graph: caller not reviewed there; its nodes are names only");
+    None
+}
 
 /// Who asks for a graph: their access as the router checked it, in the cluster the
 /// operation names (`ctx.cluster`: a node graph's `clusterName`, else home), and the
@@ -104,41 +116,63 @@ impl Rights {
             // The home cluster's access stands for the caller in
             // `cluster_access::access_in`: it only carries the identity's kind there.
             let base = rights.home_access.as_ref().unwrap_or(caller.access);
-            let access = match crate::cluster_access::access_in(st, base, member, caller.headers)
-                .await
-            {
-                Ok(a) => a,
-                // One remote's review failing must not fail the graph of the others.
-                Err(e) => {
-                    tracing::warn!(cluster = %name, error = %e, "graph: caller not reviewed there; its nodes are names only");
-                    None
-                }
+            let reviewed = crate::cluster_access::access_in(st, base, member, caller.headers);
+            let access = match tokio::time::timeout(REMOTE_WAIT, reviewed).await {
+                Ok(Ok(a)) => a,
+                // One remote failing or slow must not fail or hold up the others' graph.
+                Ok(Err(e)) => unreviewed(name, &e.to_string()),
+                Err(_) => unreviewed(name, "no answer in time"),
             };
             rights.remotes.push((name.clone(), access));
         }
         Ok(rights)
     }
 
-    /// The access that judges nodes of `cluster`, with its position (0 for home, then the
+    /// The position of the access that judges nodes of `cluster` (0 for home, then the
     /// remotes'); `None`: nothing there is visible.
-    fn access_for(&self, cluster: &str) -> Option<(usize, &Access)> {
+    fn access_for(&self, cluster: &str) -> Option<usize> {
         if !self.multi || cluster == self.home || cluster == meshlens_traffic::UNKNOWN {
-            return self.home_access.as_ref().map(|a| (0, a));
+            return self.home_access.as_ref().map(|_| 0);
         }
         let i = self.remotes.iter().position(|(n, _)| n == cluster)?;
-        self.remotes[i].1.as_ref().map(|a| (i + 1, a))
+        self.remotes[i].1.as_ref().map(|_| i + 1)
+    }
+
+    /// Whether each of `names` is visible through the access at `key`. A remote that fails
+    /// or does not answer within [`REMOTE_WAIT`] shows nothing, and is not asked again in
+    /// this request; the home cluster's failure fails the graph, as before.
+    async fn visible(&mut self, key: usize, names: &[&str]) -> Result<Vec<bool>, ApiError> {
+        let none = vec![false; names.len()];
+        if key == 0 {
+            return match &self.home_access {
+                Some(a) => a.visible(names).await,
+                None => Ok(none),
+            };
+        }
+        let Some((name, slot)) = self.remotes.get_mut(key - 1) else { return Ok(none) };
+        let Some(access) = slot.as_ref() else { return Ok(none) };
+        match tokio::time::timeout(REMOTE_WAIT, access.visible(names)).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                *slot = unreviewed(name, &e.to_string());
+                Ok(none)
+            }
+            Err(_) => {
+                *slot = unreviewed(name, "no answer in time");
+                Ok(none)
+            }
+        }
     }
 
     /// 403 unless each requested namespace is visible in at least one cluster read now.
-    pub async fn require(&self, namespaces: &[String]) -> Result<(), ApiError> {
+    pub async fn require(&mut self, namespaces: &[String]) -> Result<(), ApiError> {
         if !self.restricted {
             return Ok(());
         }
         let names: Vec<&str> = namespaces.iter().map(String::as_str).collect();
         let mut seen = vec![false; names.len()];
-        let accesses = self.home_access.iter().chain(self.remotes.iter().flat_map(|(_, a)| a));
-        for access in accesses {
-            let visible = access.visible(&names).await?;
+        for key in 0..=self.remotes.len() {
+            let visible = self.visible(key, &names).await?;
             seen.iter_mut().zip(visible).for_each(|(s, v)| *s |= v);
             if seen.iter().all(|s| *s) {
                 return Ok(());
@@ -156,7 +190,7 @@ impl Rights {
     /// remotes and `unknown` are judged for every namespace the traffic names and every
     /// requested one (nodes the appenders add are in requested namespaces).
     pub async fn hidden(
-        &self,
+        &mut self,
         traffic: &[Arc<QueryResult>],
         requested: &[String],
     ) -> Result<Hidden, ApiError> {
@@ -164,20 +198,22 @@ impl Rights {
         if !self.restricted {
             return Ok(hidden);
         }
-        let mut clusters: BTreeSet<&str> = BTreeSet::new();
+        let mut clusters: BTreeSet<String> = BTreeSet::new();
         let mut namespaces: HashSet<&str> = requested.iter().map(String::as_str).collect();
         for series in traffic.iter().flat_map(|r| r.series.iter()) {
             for (label, value) in series.labels.iter() {
                 if label.ends_with("_namespace") {
                     namespaces.insert(value);
-                } else if label == "source_cluster" || label == "destination_cluster" {
-                    clusters.insert(value);
+                } else if (label == "source_cluster" || label == "destination_cluster")
+                    && !clusters.contains(value)
+                {
+                    clusters.insert(value.to_string());
                 }
             }
         }
-        clusters.insert(&self.home);
-        clusters.insert(meshlens_traffic::UNKNOWN);
-        clusters.extend(self.remotes.iter().map(|(n, _)| n.as_str()));
+        clusters.insert(self.home.clone());
+        clusters.insert(meshlens_traffic::UNKNOWN.to_string());
+        clusters.extend(self.remotes.iter().map(|(n, _)| n.clone()));
         let names: Vec<&str> = namespaces
             .into_iter()
             .filter(|n| !n.is_empty() && *n != meshlens_traffic::UNKNOWN)
@@ -185,14 +221,14 @@ impl Rights {
         // Clusters judged by the same access are reviewed once (a single-cluster instance:
         // once for all), keyed by the access's position.
         let mut answers: Vec<(usize, Vec<bool>)> = Vec::new();
-        for cluster in clusters.into_iter().filter(|c| !c.is_empty()) {
+        for cluster in clusters.iter().filter(|c| !c.is_empty()) {
             let visible: &[bool] = match self.access_for(cluster) {
                 None => &[],
-                Some((key, access)) => {
+                Some(key) => {
                     let i = match answers.iter().position(|(k, _)| *k == key) {
                         Some(i) => i,
                         None => {
-                            answers.push((key, access.visible(&names).await?));
+                            answers.push((key, self.visible(key, &names).await?));
                             answers.len() - 1
                         }
                     };

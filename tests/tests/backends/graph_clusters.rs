@@ -236,6 +236,8 @@ const ADMIN: &str = "admin-token";
 
 struct Rights {
     s: Setup,
+    east_reviews: Arc<Reviews>,
+    west_reviews: Arc<Reviews>,
     _east: KubeApi,
     _west: KubeApi,
     _dirs: Vec<tempfile::TempDir>,
@@ -286,7 +288,14 @@ async fn start_rights() -> Rights {
     })
     .await
     .expect("started");
-    let t = Rights { s, _east: east, _west: west, _dirs: vec![east_dir, west_dir] };
+    let t = Rights {
+        s,
+        east_reviews,
+        west_reviews,
+        _east: east,
+        _west: west,
+        _dirs: vec![east_dir, west_dir],
+    };
     // West syncs on its own: bounded wait until its namespace is listed.
     let mut listed = false;
     for _ in 0..100 {
@@ -377,6 +386,18 @@ async fn each_clusters_api_server_decides_which_of_its_nodes_the_caller_sees() {
     let r = t.get(&format!("{ns_graph}&queryTime={}", t.s.now), CAROL).await;
     assert_eq!(r.status, 403, "{}", r.text());
     assert_eq!(r.json()["code"], 403);
+
+    // A remote whose reviews hang does not hold up the graph: dave (new, so nothing is
+    // cached) gets it within 5 s, home's nodes in full, west's names only.
+    t.east_reviews.user("dave", "dave-token", &["bookinfo"]);
+    t.west_reviews.user("dave", "dave-token", &["bookinfo"]);
+    t.west_reviews.set_delay(std::time::Duration::from_secs(8));
+    let started = std::time::Instant::now();
+    let v = t.graph(ns_graph, "dave-token").await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(full(node(&v, "wl_bookinfo_reviews-v1")), "{v}");
+    assert!(names_only(node(&v, "wl_west_bookinfo_reviews-v1")), "{v}");
+    t.west_reviews.set_delay(std::time::Duration::ZERO);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
