@@ -236,6 +236,8 @@ const ADMIN: &str = "admin-token";
 
 struct Rights {
     s: Setup,
+    /// The header the `header` strategy reads; `None`: `Authorization: Bearer` (`token`).
+    header: Option<&'static str>,
     east_reviews: Arc<Reviews>,
     west_reviews: Arc<Reviews>,
     _east: KubeApi,
@@ -253,9 +255,17 @@ fn kubeconfig(dir: &std::path::Path, server: &str) -> std::path::PathBuf {
     path
 }
 
+/// The `header` strategy's header in these tests.
+const HEADER: &str = "X-Auth-Request-Access-Token";
+
 /// alice may see bookinfo at home only, bob in west only, carol nowhere (west does not know
-/// her token); admin sees everything in both.
-async fn start_rights() -> Rights {
+/// her token); admin sees everything in both. `header`: the `header` strategy, else `token`.
+async fn start_rights(header: bool) -> Rights {
+    let auth = if header {
+        format!("strategy = \"header\"\nheader_name = \"{HEADER}\"")
+    } else {
+        "strategy = \"token\"".to_string()
+    };
     let (east_reviews, west_reviews) = (Reviews::new(), Reviews::new());
     east_reviews.user("alice", ALICE, &["bookinfo"]).user("bob", BOB, &[]);
     east_reviews.user("carol", CAROL, &[]).admin("admin", ADMIN);
@@ -275,7 +285,7 @@ async fn start_rights() -> Rights {
         let prom = PromServer::start(&fixture);
         let plugins = plugin_dir(BUNDLED);
         let cfg = format!(
-            "[server]\nport = 0\n[auth]\nstrategy = \"token\"\n[plugins]\ndirs = [{:?}]\n\
+            "[server]\nport = 0\n[auth]\n{auth}\n[plugins]\ndirs = [{:?}]\n\
              [cluster]\nsource = \"kube\"\nkubeconfig = {east_kc:?}\nsync_timeout = \"20s\"\n\
              [[cluster.remotes]]\nname = \"west\"\nkubeconfig = {west_kc:?}\n\
              [metrics]\nbackend = \"prometheus\"\n[metrics.prometheus]\nurl = {:?}\n",
@@ -290,6 +300,7 @@ async fn start_rights() -> Rights {
     .expect("started");
     let t = Rights {
         s,
+        header: header.then_some(HEADER),
         east_reviews,
         west_reviews,
         _east: east,
@@ -313,9 +324,13 @@ async fn start_rights() -> Rights {
 impl Rights {
     async fn get(&self, path: &str, token: &str) -> Response {
         let addr = self.s.m.addr.clone();
-        let (path, auth) = (path.to_string(), format!("Bearer {token}"));
+        let (name, value) = match self.header {
+            Some(h) => (h, token.to_string()),
+            None => ("Authorization", format!("Bearer {token}")),
+        };
+        let path = path.to_string();
         tokio::task::spawn_blocking(move || {
-            integration_tests::server::request(&addr, "GET", &path, &[("Authorization", &auth)])
+            integration_tests::server::request(&addr, "GET", &path, &[(name, &value)])
         })
         .await
         .expect("request")
@@ -342,7 +357,7 @@ fn full(n: &Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_clusters_api_server_decides_which_of_its_nodes_the_caller_sees() {
-    let t = start_rights().await;
+    let t = start_rights(false).await;
     let ns_graph = "/api/namespaces/graph?namespaces=bookinfo";
     // alice sees bookinfo at home only: west's bookinfo nodes keep only their names; the
     // edges into them keep their rates (traffic of a namespace she sees).
@@ -402,7 +417,7 @@ async fn each_clusters_api_server_decides_which_of_its_nodes_the_caller_sees() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_name_selects_a_node_graphs_node_in_that_cluster() {
-    let t = start_rights().await;
+    let t = start_rights(false).await;
     let wl = "/api/namespaces/bookinfo/workloads/reviews-v1/graph";
     // West's reviews-v1: called by home's productpage (east → west), calls west's ratings.
     let v = t.graph(&format!("{wl}?clusterName=west"), ADMIN).await;
@@ -441,4 +456,20 @@ async fn cluster_name_selects_a_node_graphs_node_in_that_cluster() {
     // An unknown cluster: 404 naming it.
     let r = t.get(&format!("{wl}?clusterName=north"), ADMIN).await;
     assert_eq!(r.status, 404, "{}", r.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_header_strategy_judges_graph_nodes_per_cluster_too() {
+    let t = start_rights(true).await;
+    let ns_graph = "/api/namespaces/graph?namespaces=bookinfo";
+    let v = t.graph(ns_graph, ALICE).await;
+    assert!(full(node(&v, "wl_bookinfo_reviews-v1")), "{v}");
+    assert!(names_only(node(&v, "wl_west_bookinfo_reviews-v1")), "{v}");
+    let v = t.graph(ns_graph, BOB).await;
+    assert!(names_only(node(&v, "wl_bookinfo_reviews-v1")), "{v}");
+    assert!(full(node(&v, "wl_west_bookinfo_reviews-v1")), "{v}");
+    let v =
+        t.graph("/api/namespaces/bookinfo/workloads/reviews-v1/graph?clusterName=west", BOB).await;
+    assert_eq!(node(&v, "wl_west_bookinfo_reviews-v1")["cluster"], WEST);
+    assert!(names_only(node(&v, "wl_bookinfo_productpage-v1")), "{v}");
 }
