@@ -15,7 +15,8 @@
 //!   label: older telemetry has none, and one cluster has one API server. (Kiali would mark
 //!   `unknown` inaccessible; we keep the single-cluster answers unchanged.)
 //! - A remote that cannot be read now (lost, not yet synced) or a cluster the instance does
-//!   not know cannot review anyone: its nodes keep only their names for reviewed callers.
+//!   not know cannot review anyone: its nodes keep only their names for reviewed callers;
+//!   so do the nodes of a remote whose reviews fail or take longer than [`REMOTE_WAIT`].
 
 use std::{
     collections::{BTreeMap, BTreeSet, HashSet},
