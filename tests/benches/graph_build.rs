@@ -11,7 +11,6 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::{
-    collections::HashSet,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -167,7 +166,7 @@ fn main() {
             })
             .collect(),
         view: GraphScope::default(),
-        hidden: HashSet::new(),
+        hidden: Default::default(),
     };
 
     let mut full = Vec::new();

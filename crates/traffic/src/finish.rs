@@ -92,13 +92,14 @@ pub fn finish(opts: &GraphOptions, graph: &mut Graph, accessible: &dyn Fn(&str) 
     }
 }
 
-/// Strips the nodes of namespaces the caller may not see (`hidden`) to their names: they
-/// stay in the graph as the ends of visible traffic, without traffic totals, flags or any
-/// appender's fields. Edges keep their own data: it is traffic of a visible namespace.
-pub fn names_only(graph: &mut Graph, hidden: &dyn Fn(&str) -> bool) {
+/// Strips the nodes of namespaces the caller may not see to their names (`hidden` is asked
+/// with each node's cluster and namespace: rights differ per cluster): they stay in the
+/// graph as the ends of visible traffic, without traffic totals, flags or any appender's
+/// fields. Edges keep their own data: it is traffic of a visible namespace.
+pub fn names_only(graph: &mut Graph, hidden: &dyn Fn(&str, &str) -> bool) {
     for n in graph.nodes.iter_mut() {
         let ns = n.namespace.as_str();
-        if ns == appender_support::UNKNOWN || !hidden(ns) {
+        if ns == appender_support::UNKNOWN || !hidden(n.cluster.as_str(), ns) {
             continue;
         }
         let mut bare = Node::new_in(n.id.as_str(), n.node_type, n.cluster.as_str(), ns);

@@ -192,6 +192,10 @@ pub struct GraphOptions {
     pub waypoints: bool,
     /// The cluster's ambient workloads and waypoints; the host fills it after parsing.
     pub ambient: Arc<AmbientWorkloads>,
+    /// A node graph's `clusterName`: its node is that cluster's (inbound
+    /// `destination_cluster`, outbound `source_cluster`). `None` (not given, or the
+    /// namespaces graph) selects the node by name in every cluster, as before clusters.
+    pub node_cluster: Option<String>,
 }
 
 impl GraphOptions {
@@ -241,6 +245,7 @@ impl GraphOptions {
         settings: &GraphSettings,
         limits: &GraphLimits,
     ) -> Result<GraphOptions, OptionsError> {
+        let target_is_node = target != GraphTarget::Namespaces;
         let namespaces = match &target {
             GraphTarget::Namespaces => {
                 let mut out: Vec<String> = Vec::new();
@@ -353,6 +358,7 @@ impl GraphOptions {
             ambient_traffic: q.ambient_traffic.unwrap_or_default(),
             waypoints: q.waypoints.is_some_and(|f| f.0),
             ambient: Arc::default(),
+            node_cluster: q.cluster_name.filter(|c| !c.is_empty() && target_is_node),
         })
     }
 

@@ -205,19 +205,20 @@ pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
             }
         }
         GraphTarget::Service { namespace, service } => {
-            let sel = [Matcher::eq(DST_SVC_NS, namespace), Matcher::eq(DST_SVC, service)];
+            let mut sel = vec![Matcher::eq(DST_SVC_NS, namespace), Matcher::eq(DST_SVC, service)];
+            sel.extend(opts.node_cluster.as_ref().map(|c| Matcher::eq(DST_CLUSTER, c)));
             if want_wp {
-                add(req, no_proxy, [vec![waypoint()], sel.to_vec()].concat(), &[]);
+                add(req, no_proxy, [vec![waypoint()], sel.clone()].concat(), &[]);
             }
             if want_zt {
-                add(tcp, half, [vec![dst(), ztunnel(), known_src()], sel.to_vec()].concat(), &[]);
+                add(tcp, half, [vec![dst(), ztunnel(), known_src()], sel.clone()].concat(), &[]);
             }
             for (kind, m) in from_clients {
-                add(kind, client, [m, sel.to_vec()].concat(), &[]);
+                add(kind, client, [m, sel.clone()].concat(), &[]);
             }
         }
         GraphTarget::Workload { .. } | GraphTarget::App { .. } | GraphTarget::AppVersion { .. } => {
-            let (inbound, outbound) = node_selectors(&opts.target);
+            let (inbound, outbound) = node_selectors(opts);
             let sel: Vec<Matcher> = inbound.iter().map(|(n, v)| Matcher::eq(n, v)).collect();
             if want_wp {
                 add(req, no_proxy, [vec![waypoint()], sel.clone()].concat(), &[]);
@@ -237,8 +238,32 @@ pub fn traffic_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
     plan
 }
 
-/// A node graph's inbound selector (label, value pairs) and outbound matchers.
-fn node_selectors(target: &GraphTarget) -> (Vec<(&'static str, &str)>, Vec<Matcher>) {
+/// A node graph's inbound selector (label, value pairs) and outbound matchers, narrowed to
+/// the node's cluster when `clusterName` named one ([`with_cluster`]).
+fn node_selectors(opts: &GraphOptions) -> (Vec<(&'static str, &str)>, Vec<Matcher>) {
+    let (inbound, outbound) = node_selectors_by_name(&opts.target);
+    with_cluster(opts, inbound, outbound)
+}
+
+/// `clusterName=west` selects the node in west only: inbound series must say
+/// `destination_cluster="west"`, outbound ones `source_cluster="west"` (Kiali's
+/// `buildNodeTrafficMap` in graph/telemetry/istio/istio.go narrows the same way). The
+/// inbound pair also joins the outbound query's `skip_if`, so a call from west's node to
+/// the same-named node in east stays an outbound edge.
+fn with_cluster<'a>(
+    opts: &'a GraphOptions,
+    mut inbound: Vec<(&'static str, &'a str)>,
+    mut outbound: Vec<Matcher>,
+) -> (Vec<(&'static str, &'a str)>, Vec<Matcher>) {
+    if let Some(c) = &opts.node_cluster {
+        inbound.push((DST_CLUSTER, c.as_str()));
+        outbound.push(Matcher::eq(SRC_CLUSTER, c));
+    }
+    (inbound, outbound)
+}
+
+/// A node graph's inbound selector and outbound matchers by the node's names alone.
+fn node_selectors_by_name(target: &GraphTarget) -> (Vec<(&'static str, &str)>, Vec<Matcher>) {
     match target {
         GraphTarget::Workload { namespace, workload } => (
             vec![(DST_WL_NS, namespace.as_str()), (DST_WL, workload.as_str())],
@@ -293,31 +318,16 @@ fn sidecar_plan(opts: &GraphOptions) -> Vec<PlannedQuery> {
                 plan.push(query(opts, kind, inside));
             }
             GraphTarget::Service { namespace, service } => {
-                let sel = vec![Matcher::eq(DST_SVC_NS, namespace), Matcher::eq(DST_SVC, service)];
+                let mut sel =
+                    vec![Matcher::eq(DST_SVC_NS, namespace), Matcher::eq(DST_SVC, service)];
+                sel.extend(opts.node_cluster.as_ref().map(|c| Matcher::eq(DST_CLUSTER, c)));
                 plan.push(query(opts, kind, [vec![dst(), from_unknown()], sel.clone()].concat()));
                 plan.push(query(opts, kind, [vec![src()], sel].concat()));
             }
-            GraphTarget::Workload { namespace, workload } => {
-                let inbound = vec![(DST_WL_NS, namespace.as_str()), (DST_WL, workload.as_str())];
-                let outbound = vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_WL, workload)];
-                node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
-            }
-            GraphTarget::App { namespace, app } => {
-                let inbound = vec![(DST_SVC_NS, namespace.as_str()), (DST_APP, app.as_str())];
-                let outbound = vec![Matcher::eq(SRC_NS, namespace), Matcher::eq(SRC_APP, app)];
-                node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
-            }
-            GraphTarget::AppVersion { namespace, app, version } => {
-                let inbound = vec![
-                    (DST_SVC_NS, namespace.as_str()),
-                    (DST_APP, app.as_str()),
-                    (DST_VER, version.as_str()),
-                ];
-                let outbound = vec![
-                    Matcher::eq(SRC_NS, namespace),
-                    Matcher::eq(SRC_APP, app),
-                    Matcher::eq(SRC_VER, version),
-                ];
+            GraphTarget::Workload { .. }
+            | GraphTarget::App { .. }
+            | GraphTarget::AppVersion { .. } => {
+                let (inbound, outbound) = node_selectors(opts);
                 node_queries(opts, kind, &mut plan, inbound, outbound, mesh_filter());
             }
         }
@@ -418,6 +428,39 @@ mod tests {
             &[],
         ));
         assert_eq!(p.len(), 4);
+    }
+
+    #[test]
+    fn cluster_name_narrows_a_node_graph_to_that_clusters_node() {
+        use plugin_api::MatchOp::Eq;
+        let wl = || GraphTarget::Workload { namespace: "ns".into(), workload: "w".into() };
+        let p = traffic_plan(&opts(wl(), &[("clusterName", "west")]));
+        // Inbound queries (the first two of each kind) by the destination's cluster, the
+        // outbound one by the source's; self-calls skipped only when they land in west too.
+        for kind in [0, 3] {
+            assert!(has(&p[kind].query, DST_CLUSTER, Eq, "west"));
+            assert!(has(&p[kind + 1].query, DST_CLUSTER, Eq, "west"));
+            assert!(has(&p[kind + 2].query, SRC_CLUSTER, Eq, "west"));
+            assert!(p[kind + 2].skip_if.contains(&(DST_CLUSTER.into(), "west".into())));
+        }
+        let svc = GraphTarget::Service { namespace: "ns".into(), service: "s".into() };
+        let p = traffic_plan(&opts(svc, &[("clusterName", "west")]));
+        assert!(p.iter().all(|q| has(&q.query, DST_CLUSTER, Eq, "west")));
+        // Without it, and on the namespaces graph, no query names a cluster.
+        let none = |o: &GraphOptions| {
+            traffic_plan(o).iter().all(|q| {
+                q.query.matchers.iter().all(|m| m.name.as_str() != DST_CLUSTER)
+                    && q.query.matchers.iter().all(|m| m.name.as_str() != SRC_CLUSTER)
+            })
+        };
+        assert!(none(&opts(wl(), &[])));
+        assert!(none(&opts(GraphTarget::Namespaces, &[("namespaces", "a"), ("clusterName", "w")])));
+        // The ambient queries are narrowed the same way.
+        let p = traffic_plan(&ambient_opts(wl(), &[("clusterName", "west")]));
+        assert!(
+            p.iter().all(|q| has(&q.query, DST_CLUSTER, Eq, "west")
+                || has(&q.query, SRC_CLUSTER, Eq, "west"))
+        );
     }
 
     fn ambient_opts(target: GraphTarget, q: &[(&str, &str)]) -> GraphOptions {

@@ -55,6 +55,10 @@ pub struct GraphQuery<I = Flag> {
     /// `waypoints`.
     #[serde(deserialize_with = "first")]
     pub waypoints: Option<Flag>,
+    /// `clusterName`: the cluster of a node graph's node (the router checked that it is
+    /// known); the namespaces graph ignores it, as it covers every cluster.
+    #[serde(rename = "clusterName", deserialize_with = "first")]
+    pub cluster_name: Option<String>,
 }
 
 /// A `graphType` value; the node-detail operations of an app narrow the set further.

@@ -6,7 +6,10 @@ use meshlens_traffic::GraphTarget;
 use crate::{
     error::ApiError,
     router::{Ctx, HandlerFuture, Reply, Route},
-    service::graph::{self as service, GraphAnswer},
+    service::{
+        graph::{self as service, GraphAnswer},
+        graph_rights::Caller,
+    },
 };
 
 pub fn routes() -> Vec<Route> {
@@ -83,8 +86,10 @@ fn graph_workload(ctx: Ctx) -> HandlerFuture {
 /// Reads nothing itself: the service parses the parameters, checks access, and builds.
 async fn graph(mut ctx: Ctx, target: GraphTarget) -> Result<Reply, ApiError> {
     let slot = ctx.take_slot();
+    // Reviewed per cluster in the service: the router checked `ctx.cluster` only.
+    let caller = Caller { access: &ctx.access, cluster: &ctx.cluster, headers: &ctx.headers };
     let answer =
-        service::graph(&ctx.state, &ctx.rc, &ctx.access, target, ctx.query_string(), slot).await?;
+        service::graph(&ctx.state, &ctx.rc, &caller, target, ctx.query_string(), slot).await?;
     Ok(match answer {
         GraphAnswer::Json(body) => Reply::Json(body),
         GraphAnswer::Dot(body) => Reply::Text { content_type: "text/vnd.graphviz", body },

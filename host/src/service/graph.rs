@@ -6,7 +6,7 @@
 
 use std::{
     borrow::Borrow,
-    collections::{BTreeMap, HashSet},
+    collections::BTreeMap,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -25,9 +25,9 @@ use plugin_api::{
 };
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::graph_rights::{Caller, Hidden, Rights};
 use crate::{
-    access::Access, context::RequestContext, dropper::DropLater, error::ApiError, limits::Scope,
-    state::AppState,
+    context::RequestContext, dropper::DropLater, error::ApiError, limits::Scope, state::AppState,
 };
 
 /// A graph, as its format asked.
@@ -51,8 +51,9 @@ pub struct Job<R> {
     pub appenders: Vec<(String, Arc<AppenderBox>)>,
     /// hide, find, focus and hops.
     pub view: GraphScope,
-    /// Namespaces the traffic reaches that the caller may not see: names only.
-    pub hidden: HashSet<String>,
+    /// (cluster, namespace) pairs the traffic reaches that the caller may not see in that
+    /// cluster: names only.
+    pub hidden: Hidden,
 }
 
 /// Where each phase's time goes (`phase`, appender name or "", time).
@@ -64,16 +65,17 @@ pub type PhaseSink<'a> = &'a (dyn Fn(&'static str, &str, Duration) + Sync);
 pub async fn graph(
     st: &Arc<AppState>,
     rc: &RequestContext,
-    access: &Access,
+    caller: &Caller<'_>,
     target: GraphTarget,
     query: &str,
     slot: Option<OwnedSemaphorePermit>,
 ) -> Result<GraphAnswer, ApiError> {
     let (mut opts, view) = parse(st, target, query)?;
-    // Every requested namespace must be visible, or the whole request is refused.
-    let requested: Vec<&str> = opts.namespaces.iter().map(String::as_str).collect();
-    access.require(&requested).await?;
     let clusters = graph_clusters(st).await?;
+    // The caller is reviewed in each cluster read (super::graph_rights); every requested
+    // namespace must be visible in one of them, or the whole request is refused.
+    let mut rights = Rights::review(st, caller, &clusters).await?;
+    rights.require(&opts.namespaces).await?;
     // `namespaces=bookinfo` is bookinfo in every cluster: it must exist in one of them.
     let exists = |ns: &str| clusters.iter().any(|(_, c)| c.namespace(ns).is_some());
     if opts.namespaces.iter().any(|ns| !exists(ns)) {
@@ -91,7 +93,7 @@ pub async fn graph(
     let mut answers = st.metrics.fetch(rc, planned.batch).await?;
     st.telemetry.graph_phase("fetch", "", fetch_started.elapsed());
     let traffic = answers.take(planned.traffic);
-    let hidden = hidden_namespaces(access, &traffic).await?;
+    let hidden = rights.hidden(&traffic, &planned.opts.namespaces).await?;
     let job = Job {
         opts: planned.opts,
         plan: planned.plan,
@@ -126,7 +128,7 @@ pub async fn graph(
 
 /// What the finished graph of `job` depends on besides the cluster models (compared by
 /// identity in the cache): the options but the scope, the duration histogram, the caller's
-/// hidden namespaces. `None` for a query time not yet past, whose answers are not final
+/// hidden (cluster, namespace) pairs. `None` for a query time not yet past, whose answers are not final
 /// (the answer cache does not keep them either).
 fn cache_key<R>(job: &Job<R>) -> Option<String> {
     if job.opts.query_time > meshlens_params::now() {
@@ -137,8 +139,8 @@ fn cache_key<R>(job: &Job<R>) -> Option<String> {
     opts.ambient = Default::default();
     // The format is the output's business only: one finished graph answers JSON and DOT.
     opts.format = GraphFormat::Json;
-    let mut hidden: Vec<&String> = job.hidden.iter().collect();
-    hidden.sort();
+    // `Hidden` is ordered: the same pairs give the same key.
+    let hidden = &job.hidden;
     Some(format!("{opts:?}|{}|{}|{hidden:?}", job.req.duration_metric, job.req.duration_to_ms))
 }
 
@@ -379,8 +381,9 @@ pub fn render<R: Borrow<QueryResult> + Sync>(
     let hidden = &job.hidden;
     // Nodes the appenders added (unused workloads) get their ambient flags too.
     opts.ambient.mark(&mut g);
-    finish(opts, &mut g, &|ns| exists(ns) && !hidden.contains(ns));
-    names_only(&mut g, &|ns| hidden.contains(ns));
+    // Hidden nodes are marked inaccessible by `names_only`, per their cluster.
+    finish(opts, &mut g, &exists);
+    names_only(&mut g, &|cluster, ns| hidden.contains(cluster, ns));
     scope.check()?;
     let answer = output(job, &g, &stop)?;
     phase("output", "", t.elapsed());
@@ -437,27 +440,6 @@ fn ambient_workloads(cluster: &ClusterState) -> AmbientWorkloads {
         }
     }
     a
-}
-
-/// Namespaces the traffic reaches that the caller may not see: their nodes keep only their
-/// names ([`names_only`]). Empty for callers who see everything.
-async fn hidden_namespaces(
-    access: &Access,
-    traffic: &[Arc<QueryResult>],
-) -> Result<HashSet<String>, ApiError> {
-    if !access.restricted() {
-        return Ok(HashSet::new());
-    }
-    let mut seen: HashSet<&str> = HashSet::new();
-    for series in traffic.iter().flat_map(|r| r.series.iter()) {
-        for (_, ns) in series.labels.iter().filter(|(n, _)| n.ends_with("_namespace")) {
-            seen.insert(ns);
-        }
-    }
-    let names: Vec<&str> =
-        seen.into_iter().filter(|n| !n.is_empty() && *n != meshlens_traffic::UNKNOWN).collect();
-    let visible = access.visible(&names).await?;
-    Ok(names.into_iter().zip(visible).filter(|(_, v)| !v).map(|(n, _)| n.to_string()).collect())
 }
 
 /// An appender's failure, named, and counted.

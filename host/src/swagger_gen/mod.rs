@@ -217,9 +217,15 @@ pub fn document() -> String {
         if op.path.contains("{namespace}") || op.id == "graphNamespaces" {
             codes.push(403);
         }
-        // Every namespace-scoped operation but the graph's reads one cluster (router.rs).
-        if op.path.contains("{namespace}") && op.tag != "graph" {
-            params.push(params::cluster_name());
+        // Every namespace-scoped operation reads one cluster (router.rs); a node graph's
+        // `clusterName` picks its node's cluster, the graph still spans every cluster.
+        if op.path.contains("{namespace}") {
+            let param = if op.tag == "graph" {
+                params::node_graph_cluster_name()
+            } else {
+                params::cluster_name()
+            };
+            params.push(param);
             codes.extend([404, 503]);
         }
         codes.sort_unstable();

@@ -360,7 +360,14 @@ pub fn ops() -> Vec<Op> {
                     ("in", "query".into()),
                     ("required", true.into()),
                     ("type", "string".into()),
-                    ("description", "Comma-separated list of namespaces.".into()),
+                    (
+                        "description",
+                        "Comma-separated list of namespaces, each covering that namespace in every cluster. \
+                         Each must be visible to the caller in at least one cluster (else 403); nodes of a \
+                         namespace the caller may not see in the node's own cluster keep only their names \
+                         (isInaccessible)."
+                            .into(),
+                    ),
                 ])],
                 graph_params(),
                 vec![inject()],

@@ -93,6 +93,17 @@ pub fn cluster_name() -> J {
     )
     .into()
 }
+/// `clusterName` of the node graphs: the node's cluster.
+pub fn node_graph_cluster_name() -> J {
+    q(
+        "clusterName",
+        "The cluster of the graph's node ([cluster] name or a [[cluster.remotes]] name): only that cluster's \
+         node, by source_cluster/destination_cluster. Absent: the node by name in every cluster. The graph \
+         still shows every cluster's nodes, each judged by its own cluster's API server. An unknown name is \
+         a 404; a remote that cannot be read now is a 503.",
+    )
+    .into()
+}
 pub fn app() -> J {
     path_param("app", "The app name (value of the app label).")
 }
