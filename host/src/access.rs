@@ -29,6 +29,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use crate::{
+    clusters::ClusterSet,
     config::{AuthConfig, NamespaceAccess},
     error::ApiError,
     flights::Flights,
@@ -433,6 +434,57 @@ impl Access {
     /// Whether answers must be filtered at all (false for `anonymous` and `login`).
     pub fn restricted(&self) -> bool {
         !matches!(self.identity, Identity::Everyone)
+    }
+}
+
+/// One reviewer per remote, asking that remote's API server (with its own credentials).
+#[derive(Default)]
+pub struct RemoteReviewers {
+    by_name: HashMap<String, Arc<dyn AccessReview>>,
+}
+
+impl RemoteReviewers {
+    /// The real ones: a [`Reviewer`] over each remote's own client.
+    pub fn new(clusters: &ClusterSet, cfg: &AuthConfig) -> RemoteReviewers {
+        let by_name = clusters
+            .members()
+            .iter()
+            .filter(|m| m.remote)
+            .map(|m| {
+                let r: Arc<dyn AccessReview> =
+                    Arc::new(Reviewer::new(m.cluster.kube_client(), cfg));
+                (m.name.clone(), r)
+            })
+            .collect();
+        RemoteReviewers { by_name }
+    }
+
+    /// The reviewer of the remote `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn AccessReview>> {
+        self.by_name.get(name)
+    }
+
+    /// These reviewers and `reviewer` for the remote `name` (tests give their own).
+    pub fn with(mut self, name: &str, reviewer: Arc<dyn AccessReview>) -> RemoteReviewers {
+        self.by_name.insert(name.to_string(), reviewer);
+        self
+    }
+}
+
+/// Who reviews access: the home cluster's reviewer (what `auth` authenticates with) and
+/// each remote's.
+pub struct Reviews {
+    pub home: Arc<dyn AccessReview>,
+    pub remotes: RemoteReviewers,
+}
+
+impl Reviews {
+    /// The real ones, from the clusters' own clients ([`Reviewer`]).
+    pub fn new(clusters: &ClusterSet, cfg: &AuthConfig) -> Reviews {
+        Reviews {
+            home: Arc::new(Reviewer::new(clusters.home().cluster.kube_client(), cfg)),
+            remotes: RemoteReviewers::new(clusters, cfg),
+        }
     }
 }
 

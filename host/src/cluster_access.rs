@@ -5,63 +5,16 @@
 //! cluster is read with its own credentials (its `[[cluster.remotes]]` kubeconfig). The home
 //! cluster keeps the reviewer `auth` was built with, so its path is unchanged.
 
-use std::{collections::HashMap, sync::Arc};
-
 use warp::http::HeaderMap;
 
+// Made with the state (which holds them); kept nameable here, where they are used.
+pub use crate::access::{RemoteReviewers, Reviews};
 use crate::{
-    access::{Access, AccessReview, Identity, Reviewer},
-    clusters::{ClusterSet, Member},
-    config::AuthConfig,
+    access::{Access, Identity},
+    clusters::Member,
     error::ApiError,
     state::AppState,
 };
-
-/// One reviewer per remote, asking that remote's API server (with its own credentials).
-#[derive(Default)]
-pub struct RemoteReviewers {
-    by_name: HashMap<String, Arc<dyn AccessReview>>,
-}
-
-impl RemoteReviewers {
-    /// The real ones: a [`Reviewer`] over each remote's own client.
-    pub fn new(clusters: &ClusterSet, cfg: &AuthConfig) -> RemoteReviewers {
-        let by_name = clusters
-            .members()
-            .iter()
-            .filter(|m| m.remote)
-            .map(|m| {
-                let r: Arc<dyn AccessReview> =
-                    Arc::new(Reviewer::new(m.cluster.kube_client(), cfg));
-                (m.name.clone(), r)
-            })
-            .collect();
-        RemoteReviewers { by_name }
-    }
-
-    /// These reviewers and `reviewer` for the remote `name` (tests give their own).
-    pub fn with(mut self, name: &str, reviewer: Arc<dyn AccessReview>) -> RemoteReviewers {
-        self.by_name.insert(name.to_string(), reviewer);
-        self
-    }
-}
-
-/// Who reviews access: the home cluster's reviewer (what `auth` authenticates with) and
-/// each remote's.
-pub struct Reviews {
-    pub home: Arc<dyn AccessReview>,
-    pub remotes: RemoteReviewers,
-}
-
-impl Reviews {
-    /// The real ones, from the clusters' own clients ([`Reviewer`]).
-    pub fn new(clusters: &ClusterSet, cfg: &AuthConfig) -> Reviews {
-        Reviews {
-            home: Arc::new(Reviewer::new(clusters.home().cluster.kube_client(), cfg)),
-            remotes: RemoteReviewers::new(clusters, cfg),
-        }
-    }
-}
 
 /// The caller's access in `member`: the home cluster's is `access` itself; in a remote, a
 /// Kubernetes user is whoever that remote's TokenReview names for the same token, and `None`
@@ -75,10 +28,10 @@ pub async fn access_in(
     if !member.remote || !matches!(access.identity, Identity::Kube(_)) {
         return Ok(Some(access.clone()));
     }
-    let reviewer =
-        state.remote_reviewers.by_name.get(&member.name).ok_or_else(|| {
-            ApiError::internal(format!("no reviewer for cluster {:?}", member.name))
-        })?;
+    let reviewer = state
+        .remote_reviewers
+        .get(&member.name)
+        .ok_or_else(|| ApiError::internal(format!("no reviewer for cluster {:?}", member.name)))?;
     // `check` accepted the request, so the token is there (or a session token holding it).
     let token = state
         .auth

@@ -13,7 +13,7 @@ use warp::http::{HeaderMap, Method, StatusCode};
 
 use crate::{
     access::{AccessReview, KubeUser, TokenAnswer},
-    cluster_access::{RemoteReviewers, Reviews},
+    access::{RemoteReviewers, Reviews},
     clusters::{ClusterSet, ClusterView},
     config::{AuthStrategy, Config},
     error::ApiError,

@@ -8,8 +8,8 @@ use plugin_api::MetricsBackendBox;
 use warp::http::{HeaderValue, Response, header};
 
 use crate::{
+    access::{RemoteReviewers, Reviews},
     auth,
-    cluster_access::{RemoteReviewers, Reviews},
     clusters::{ClusterSet, ClusterView},
     config::Config,
     lifecycle::Lifecycle,
@@ -17,6 +17,9 @@ use crate::{
     metrics_engine::MetricsEngine,
     plugins::{Registry, RegistryError},
 };
+
+/// Apps' runtime discoveries are kept this long (pods and exporters change rarely).
+const RUNTIME_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Shared state of the running service.
 pub struct AppState {
@@ -196,7 +199,7 @@ impl AppState {
             lifecycle: Default::default(),
             admission,
             cpu,
-            runtimes: meshlens_dashboards::RuntimeCache::new(crate::api::dashboards::RUNTIME_TTL),
+            runtimes: meshlens_dashboards::RuntimeCache::new(RUNTIME_TTL),
             graph_cache,
             telemetry,
         })
