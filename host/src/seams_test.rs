@@ -189,6 +189,25 @@ async fn handlers_answer_from_the_given_cluster_view_and_reviewer() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["services"][0]["cluster"], "north");
 
+    // /status reads the views too: home's version, and the lost remote by name.
+    let (status, body) = get(&st, "/api/status", None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let kube = body["externalServices"]
+        .as_array()
+        .and_then(|s| s.iter().find(|e| e["name"] == "Kubernetes").map(|e| e["version"].clone()));
+    assert_eq!(kube, Some(Value::from("fake")), "{body}");
+    let warnings: Vec<&str> = body["warningMessages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("\"west\" is not available: connection refused")),
+        "{warnings:?}"
+    );
+    assert!(!warnings.iter().any(|w| w.contains("north")), "{warnings:?}");
+
     // A token the reviewer does not know is a 401; none at all too.
     assert_eq!(get(&st, "/api/namespaces", Some("mallory")).await.0, StatusCode::UNAUTHORIZED);
     assert_eq!(get(&st, "/api/namespaces", None).await.0, StatusCode::UNAUTHORIZED);
