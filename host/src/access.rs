@@ -16,7 +16,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use futures::{StreamExt, stream};
+use futures::{StreamExt, future::BoxFuture, stream};
 use governor::{DefaultDirectRateLimiter, Quota, clock::Clock};
 use k8s_openapi::api::{
     authentication::v1::{TokenReview, TokenReviewSpec},
@@ -29,6 +29,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use crate::{
+    clusters::ClusterSet,
     config::{AuthConfig, NamespaceAccess},
     error::ApiError,
     flights::Flights,
@@ -63,8 +64,44 @@ pub enum Identity {
     Unauthenticated,
 }
 
-type Digest32 = [u8; 32];
-type TokenAnswer = Result<Arc<KubeUser>, ApiError>;
+/// A token's SHA-256, the key its review is cached under.
+pub type Digest32 = [u8; 32];
+/// A token's user, or why it names none (401, 429, 503).
+pub type TokenAnswer = Result<Arc<KubeUser>, ApiError>;
+
+/// Who a Kubernetes token belongs to, and which namespaces a user may see, in one cluster.
+/// The real one is a [`Reviewer`] (TokenReview and SubjectAccessReview, cached); tests give
+/// a hand-made one to [`crate::state::AppState::assemble_with`].
+pub trait AccessReview: Send + Sync {
+    /// The user `token` names: 401 when it names none.
+    fn authenticate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, TokenAnswer>;
+    /// Whether `user` may see each of `namespaces` (same order).
+    fn visible<'a>(
+        &'a self,
+        user: &'a Arc<KubeUser>,
+        namespaces: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<bool>, ApiError>>;
+    /// The fresh answer for a token digest, sending nothing (`None`: not known).
+    fn cached(&self, _key: &Digest32) -> Option<TokenAnswer> {
+        None
+    }
+}
+
+impl AccessReview for Reviewer {
+    fn authenticate<'a>(&'a self, token: &'a str) -> BoxFuture<'a, TokenAnswer> {
+        Box::pin(Reviewer::authenticate(self, token))
+    }
+    fn visible<'a>(
+        &'a self,
+        user: &'a Arc<KubeUser>,
+        namespaces: &'a [&'a str],
+    ) -> BoxFuture<'a, Result<Vec<bool>, ApiError>> {
+        Box::pin(Reviewer::visible(self, user, namespaces))
+    }
+    fn cached(&self, key: &Digest32) -> Option<TokenAnswer> {
+        Reviewer::cached(self, key)
+    }
+}
 /// (user, namespace) → when decided, and whether allowed.
 type DecisionCache = Mutex<HashMap<(Arc<KubeUser>, String), (Instant, bool)>>;
 
@@ -351,11 +388,11 @@ fn sweep<K, V>(map: &mut HashMap<K, (Instant, V)>, now: Instant, ttl: Duration) 
 #[derive(Clone)]
 pub struct Access {
     pub identity: Identity,
-    reviewer: Arc<Reviewer>,
+    reviewer: Arc<dyn AccessReview>,
 }
 
 impl Access {
-    pub fn new(identity: Identity, reviewer: Arc<Reviewer>) -> Access {
+    pub fn new(identity: Identity, reviewer: Arc<dyn AccessReview>) -> Access {
         Access { identity, reviewer }
     }
 
@@ -397,6 +434,57 @@ impl Access {
     /// Whether answers must be filtered at all (false for `anonymous` and `login`).
     pub fn restricted(&self) -> bool {
         !matches!(self.identity, Identity::Everyone)
+    }
+}
+
+/// One reviewer per remote, asking that remote's API server (with its own credentials).
+#[derive(Default)]
+pub struct RemoteReviewers {
+    by_name: HashMap<String, Arc<dyn AccessReview>>,
+}
+
+impl RemoteReviewers {
+    /// The real ones: a [`Reviewer`] over each remote's own client.
+    pub fn new(clusters: &ClusterSet, cfg: &AuthConfig) -> RemoteReviewers {
+        let by_name = clusters
+            .members()
+            .iter()
+            .filter(|m| m.remote)
+            .map(|m| {
+                let r: Arc<dyn AccessReview> =
+                    Arc::new(Reviewer::new(m.cluster.kube_client(), cfg));
+                (m.name.clone(), r)
+            })
+            .collect();
+        RemoteReviewers { by_name }
+    }
+
+    /// The reviewer of the remote `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn AccessReview>> {
+        self.by_name.get(name)
+    }
+
+    /// These reviewers and `reviewer` for the remote `name` (tests give their own).
+    pub fn with(mut self, name: &str, reviewer: Arc<dyn AccessReview>) -> RemoteReviewers {
+        self.by_name.insert(name.to_string(), reviewer);
+        self
+    }
+}
+
+/// Who reviews access: the home cluster's reviewer (what `auth` authenticates with) and
+/// each remote's.
+pub struct Reviews {
+    pub home: Arc<dyn AccessReview>,
+    pub remotes: RemoteReviewers,
+}
+
+impl Reviews {
+    /// The real ones, from the clusters' own clients ([`Reviewer`]).
+    pub fn new(clusters: &ClusterSet, cfg: &AuthConfig) -> Reviews {
+        Reviews {
+            home: Arc::new(Reviewer::new(clusters.home().cluster.kube_client(), cfg)),
+            remotes: RemoteReviewers::new(clusters, cfg),
+        }
     }
 }
 

@@ -5,35 +5,16 @@
 //! cluster is read with its own credentials (its `[[cluster.remotes]]` kubeconfig). The home
 //! cluster keeps the reviewer `auth` was built with, so its path is unchanged.
 
-use std::{collections::HashMap, sync::Arc};
-
 use warp::http::HeaderMap;
 
+// Made with the state (which holds them); kept nameable here, where they are used.
+pub use crate::access::{RemoteReviewers, Reviews};
 use crate::{
-    access::{Access, Identity, Reviewer},
-    clusters::{ClusterSet, Member},
-    config::AuthConfig,
+    access::{Access, Identity},
+    clusters::Member,
     error::ApiError,
     state::AppState,
 };
-
-/// One reviewer per remote, asking that remote's API server (with its own credentials).
-#[derive(Default)]
-pub struct RemoteReviewers {
-    by_name: HashMap<String, Arc<Reviewer>>,
-}
-
-impl RemoteReviewers {
-    pub fn new(clusters: &ClusterSet, cfg: &AuthConfig) -> RemoteReviewers {
-        let by_name = clusters
-            .members()
-            .iter()
-            .filter(|m| m.remote)
-            .map(|m| (m.name.clone(), Arc::new(Reviewer::new(m.cluster.kube_client(), cfg))))
-            .collect();
-        RemoteReviewers { by_name }
-    }
-}
 
 /// The caller's access in `member`: the home cluster's is `access` itself; in a remote, a
 /// Kubernetes user is whoever that remote's TokenReview names for the same token, and `None`
@@ -47,10 +28,10 @@ pub async fn access_in(
     if !member.remote || !matches!(access.identity, Identity::Kube(_)) {
         return Ok(Some(access.clone()));
     }
-    let reviewer =
-        state.remote_reviewers.by_name.get(&member.name).ok_or_else(|| {
-            ApiError::internal(format!("no reviewer for cluster {:?}", member.name))
-        })?;
+    let reviewer = state
+        .remote_reviewers
+        .get(&member.name)
+        .ok_or_else(|| ApiError::internal(format!("no reviewer for cluster {:?}", member.name)))?;
     // `check` accepted the request, so the token is there (or a session token holding it).
     let token = state
         .auth

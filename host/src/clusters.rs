@@ -4,10 +4,80 @@
 
 use std::sync::Arc;
 
-use meshlens_cluster::{Cluster, ClusterConfig};
+use futures::future::BoxFuture;
+use meshlens_cluster::{Cluster, ClusterConfig, ClusterError, model::ClusterState};
 use meshlens_telemetry::Metrics;
 
 use crate::error::ApiError;
+
+/// What handlers and services read of one cluster: its model now (or why not), whether it
+/// can be read, and what `/status` and `/metrics` show of it. The real one is a
+/// [`Cluster`] source; tests give a hand-made one (any model, a remote that is lost) to
+/// [`crate::state::AppState::assemble_with`], so handlers run over a state without a source.
+pub trait ClusterView: Send + Sync + std::fmt::Debug {
+    /// The current model ([`Cluster::state`]: may wait for the first sync).
+    fn state(&self) -> BoxFuture<'_, Result<Arc<ClusterState>, ClusterError>>;
+    /// Why the API server cannot be used now (`None`: it can).
+    fn lost(&self) -> Option<String>;
+    /// Whether the model can be read without waiting.
+    fn synced(&self) -> bool;
+    /// The Kubernetes version for `/status`.
+    fn version(&self) -> String;
+    /// Objects held, by kind (`/metrics`).
+    fn object_counts(&self) -> Vec<(&'static str, usize)>;
+    /// Current problems with cluster access (`/status`).
+    fn access_warnings(&self) -> Vec<String>;
+    /// Problems found at start (`/status`).
+    fn warnings(&self) -> Vec<String>;
+    /// The client access reviews are asked with (`None`: no API server).
+    fn kube_client(&self) -> Option<kube::Client>;
+
+    /// The model only if it can be read now, at once: [`ClusterError::Unavailable`] when
+    /// lost or not synced (remotes must neither slow a request nor pass old objects off).
+    fn state_if_reachable(&self) -> BoxFuture<'_, Result<Arc<ClusterState>, ClusterError>> {
+        Box::pin(async move {
+            if let Some(why) = self.lost() {
+                return Err(ClusterError::Unavailable(why));
+            }
+            if !self.synced() {
+                return Err(ClusterError::Unavailable(
+                    "the cluster's Kubernetes caches are not synced yet".into(),
+                ));
+            }
+            self.state().await
+        })
+    }
+}
+
+impl ClusterView for Cluster {
+    fn state(&self) -> BoxFuture<'_, Result<Arc<ClusterState>, ClusterError>> {
+        Box::pin(Cluster::state(self))
+    }
+    fn state_if_reachable(&self) -> BoxFuture<'_, Result<Arc<ClusterState>, ClusterError>> {
+        Box::pin(Cluster::state_if_reachable(self))
+    }
+    fn lost(&self) -> Option<String> {
+        Cluster::lost(self)
+    }
+    fn synced(&self) -> bool {
+        Cluster::synced(self)
+    }
+    fn version(&self) -> String {
+        Cluster::version(self)
+    }
+    fn object_counts(&self) -> Vec<(&'static str, usize)> {
+        Cluster::object_counts(self)
+    }
+    fn access_warnings(&self) -> Vec<String> {
+        Cluster::access_warnings(self)
+    }
+    fn warnings(&self) -> Vec<String> {
+        Cluster::warnings(self)
+    }
+    fn kube_client(&self) -> Option<kube::Client> {
+        Cluster::kube_client(self)
+    }
+}
 
 /// One cluster of the mesh as the service reads it.
 #[derive(Clone, Debug)]
@@ -15,7 +85,7 @@ pub struct Member {
     /// Its name, as the telemetry's cluster labels spell it.
     pub name: String,
     /// Its model source.
-    pub cluster: Cluster,
+    pub cluster: Arc<dyn ClusterView>,
     /// Not the home cluster.
     pub remote: bool,
 }
@@ -46,19 +116,25 @@ impl ClusterSet {
         let home = Cluster::start_recording(cfg.clone(), telemetry.clone())
             .await
             .map_err(|reason| StartError { name: cfg.name.clone(), reason })?;
-        let mut members = vec![Member { name: cfg.name.clone(), cluster: home, remote: false }];
+        let mut set = ClusterSet::single(&cfg.name, Arc::new(home));
         for r in &cfg.remotes {
             let cluster = Cluster::start(cfg.remote_config(r))
                 .await
                 .map_err(|reason| StartError { name: r.name.clone(), reason })?;
-            members.push(Member { name: r.name.clone(), cluster, remote: true });
+            set = set.with_remote(&r.name, Arc::new(cluster));
         }
-        Ok(ClusterSet { members })
+        Ok(set)
     }
 
-    /// A set of the home cluster only, from a source already started (tests, tools).
-    pub fn single(name: &str, cluster: Cluster) -> ClusterSet {
+    /// A set of the home cluster only, from a view already made (tests, tools).
+    pub fn single(name: &str, cluster: Arc<dyn ClusterView>) -> ClusterSet {
         ClusterSet { members: vec![Member { name: name.to_string(), cluster, remote: false }] }
+    }
+
+    /// This set and one more remote, after the others (config order).
+    pub fn with_remote(mut self, name: &str, cluster: Arc<dyn ClusterView>) -> ClusterSet {
+        self.members.push(Member { name: name.to_string(), cluster, remote: true });
+        self
     }
 
     /// The home cluster.

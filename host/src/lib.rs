@@ -29,6 +29,9 @@ pub mod server;
 pub mod service;
 pub mod state;
 pub mod telemetry;
+// The state over hand-made cluster views and reviewers, called in-process.
+#[cfg(test)]
+mod seams_test;
 // The generator of host/swagger.json (a test writes or checks the file).
 #[cfg(test)]
 mod swagger_gen;

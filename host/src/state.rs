@@ -8,10 +8,9 @@ use plugin_api::MetricsBackendBox;
 use warp::http::{HeaderValue, Response, header};
 
 use crate::{
-    access::Reviewer,
+    access::{RemoteReviewers, Reviews},
     auth,
-    cluster_access::RemoteReviewers,
-    clusters::ClusterSet,
+    clusters::{ClusterSet, ClusterView},
     config::Config,
     lifecycle::Lifecycle,
     limits::{Admission, CpuPool},
@@ -19,13 +18,16 @@ use crate::{
     plugins::{Registry, RegistryError},
 };
 
+/// Apps' runtime discoveries are kept this long (pods and exporters change rarely).
+const RUNTIME_TTL: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Shared state of the running service.
 pub struct AppState {
     pub config: Config,
     pub plugins: Arc<Registry>,
     pub metrics: Arc<MetricsEngine>,
-    /// The home cluster's source (`clusters.home().cluster`).
-    pub cluster: meshlens_cluster::Cluster,
+    /// The home cluster's view (`clusters.home().cluster`).
+    pub cluster: Arc<dyn ClusterView>,
     /// Every cluster read: home first, then `[[cluster.remotes]]`.
     pub clusters: ClusterSet,
     /// Credentials, session tokens and (strategies `token`, `header`) access reviews.
@@ -63,6 +65,21 @@ pub enum StartupError {
     Other(String),
 }
 
+/// What the state reads and asks through, given by the caller; each one left `None` is the
+/// real one made from the configuration, as [`AppState::build`] does. Tests give their own:
+/// a store as the backend, hand-made cluster views (a remote that is lost), a reviewer that
+/// allows what the test says, and call the router over that state without a process.
+#[derive(Default)]
+pub struct Seams {
+    /// The metrics backend in place of the configured one (a store made in the caller's
+    /// process, e.g. with [`plugin_api::MetricsAdapter`]).
+    pub backend: Option<Arc<MetricsBackendBox>>,
+    /// The clusters read (home first) in place of starting `[cluster]`'s sources.
+    pub clusters: Option<ClusterSet>,
+    /// The access reviews in place of [`Reviews::new`] over the clusters' clients.
+    pub reviews: Option<Reviews>,
+}
+
 impl AppState {
     /// Loads plugins from `plugins.dirs`, configures them and prepares the shared services.
     pub async fn build(config: Config) -> Result<AppState, StartupError> {
@@ -79,6 +96,16 @@ impl AppState {
         registry: Registry,
         backend: Option<Arc<MetricsBackendBox>>,
     ) -> Result<AppState, StartupError> {
+        AppState::assemble_with(config, registry, Seams { backend, ..Seams::default() }).await
+    }
+
+    /// The state from plugins already loaded and the [`Seams`] the caller gives.
+    pub async fn assemble_with(
+        config: Config,
+        registry: Registry,
+        seams: Seams,
+    ) -> Result<AppState, StartupError> {
+        let Seams { backend, clusters, reviews } = seams;
         let started = Instant::now();
         let telemetry = Arc::new(Metrics::new());
         let mut warnings: Vec<String> = registry
@@ -136,17 +163,20 @@ impl AppState {
             .map_err(StartupError::Other)?
             .with_telemetry(telemetry.clone());
 
-        let clusters = ClusterSet::start(&config.cluster, &telemetry)
-            .await
-            .map_err(|e| StartupError::Other(e.to_string()))?;
+        let clusters = match clusters {
+            Some(given) => given,
+            None => ClusterSet::start(&config.cluster, &telemetry)
+                .await
+                .map_err(|e| StartupError::Other(e.to_string()))?,
+        };
         for m in clusters.members() {
             warnings.extend(m.cluster.warnings());
         }
         let cluster = clusters.home().cluster.clone();
 
         let a = &config.auth;
-        let reviewer = Arc::new(Reviewer::new(cluster.kube_client(), a));
-        let remote_reviewers = RemoteReviewers::new(&clusters, a);
+        let Reviews { home: reviewer, remotes: remote_reviewers } =
+            reviews.unwrap_or_else(|| Reviews::new(&clusters, a));
         let (auth, generated) =
             auth::Auth::new(a, reviewer).map_err(|e| StartupError::Random(e.to_string()))?;
         if generated {
@@ -169,7 +199,7 @@ impl AppState {
             lifecycle: Default::default(),
             admission,
             cpu,
-            runtimes: meshlens_dashboards::RuntimeCache::new(crate::api::dashboards::RUNTIME_TTL),
+            runtimes: meshlens_dashboards::RuntimeCache::new(RUNTIME_TTL),
             graph_cache,
             telemetry,
         })

@@ -3,7 +3,7 @@
 //! The meshlens-dashboards crate parses, plans and shapes; this module reads the cluster,
 //! asks the template providers and runs the queries through the metrics engine.
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use meshlens_cluster::ClusterState;
 use meshlens_dashboards::{
@@ -209,9 +209,6 @@ async fn istio_dashboard(
     let body = plan.execute(|q| run_query(engine.clone(), ctx.rc.clone(), q)).await?;
     Reply::json(&body)
 }
-
-/// Discovery answers are kept this long (pods and exporters change rarely).
-pub const RUNTIME_TTL: Duration = Duration::from_secs(60);
 
 /// The `runtimes` field of app details: from the `kiali.io/runtimes` annotation of the app's
 /// pods, else discovered with one metric query (cached for a minute). Never fails: a store

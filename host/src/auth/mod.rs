@@ -29,7 +29,7 @@ use subtle::ConstantTimeEq;
 use warp::http::HeaderMap;
 
 use crate::{
-    access::{Identity, KubeUser, Reviewer},
+    access::{AccessReview, Identity, KubeUser},
     config::{AuthConfig, AuthStrategy},
     error::ApiError,
 };
@@ -46,14 +46,14 @@ pub struct Auth {
     login: LoginCheck,
     gate: LoginGate,
     trusted_proxies: Vec<IpNet>,
-    pub reviewer: Arc<Reviewer>,
+    pub reviewer: Arc<dyn AccessReview>,
 }
 
 impl Auth {
     /// `Ok((auth, generated))`: `generated` when no key was configured and a random one is used.
     pub fn new(
         cfg: &AuthConfig,
-        reviewer: Arc<Reviewer>,
+        reviewer: Arc<dyn AccessReview>,
     ) -> Result<(Auth, bool), getrandom::Error> {
         let (keys, generated) = match &cfg.signing_key {
             Some(k) => (k.keys().iter().map(|k| k.as_bytes().to_vec()).collect(), false),
@@ -351,6 +351,7 @@ impl LoginCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::Reviewer;
 
     fn bearer(token: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
