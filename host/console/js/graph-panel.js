@@ -88,7 +88,7 @@ export async function showNodePanel(panel, node, s, named = false) {
   if (t.kind === 'workload') links.append(link(`workload${qs({ namespace: ns, workload: t.name, clusterName: c })}`, 'Workload page', { 'data-testid': 'panel-link-details' }));
   if (t.kind === 'service') links.append(link(`service${qs({ namespace: ns, service: t.name, clusterName: c })}`, 'Service page', { 'data-testid': 'panel-link-details' }));
   if (t.kind === 'service' && d.app) links.append(' ', link(`app${qs({ namespace: ns, app: d.app, clusterName: c })}`, 'App page'));
-  links.append(' ', link(`graph${qs({ namespaces: ns, [t.kind]: t.name, graphType: s.graphType, duration: s.duration })}`, `Graph of this ${t.kind}`, { 'data-testid': 'panel-link-graph' }));
+  links.append(' ', link(`graph${qs({ namespaces: ns, [t.kind]: t.name, clusterName: c, graphType: s.graphType, duration: s.duration })}`, `Graph of this ${t.kind}`, { 'data-testid': 'panel-link-graph' }));
   panel.append(links);
   const healthBox = el('div', { 'data-testid': 'panel-health', 'data-state': 'loading' }, el('h3', {}, 'Health'));
   const detailsBox = el('div', { 'data-testid': 'panel-details' });

@@ -21,7 +21,8 @@ const EDGE_LABELS = { none: 'No edge labels', rps: 'Request rate', errorPct: 'Er
 const API_KEYS = ['namespaces', 'graphType', 'duration', 'groupBy', 'boxBy', 'injectServiceNodes', 'includeMesh', 'appenders', 'ambientTraffic', 'waypoints', 'queryTime', 'hide', 'find', 'focus', 'hops'];
 // The API's ambientTraffic values (README, "Ambient mesh"); `total` is the default.
 const AMBIENT_TRAFFIC = { total: 'ambient: total', ztunnel: 'ambient: ztunnel', waypoint: 'ambient: waypoint', none: 'ambient: none' };
-const TARGET_KEYS = ['app', 'version', 'service', 'workload'];
+// clusterName picks the node's cluster in a node's own graph (the namespaces graph spans all).
+const TARGET_KEYS = ['app', 'version', 'service', 'workload', 'clusterName'];
 // Kiali v2's boxBy (comma-separated cluster, namespace, app): the useful combinations, as one
 // select (three more checkboxes would push the graph down at 1280 px).
 const BOX_BY = { '': 'boxBy: none', cluster: 'boxBy cluster', namespace: 'boxBy namespace', app: 'boxBy app',
@@ -48,6 +49,7 @@ export function graphApiPath(s, extra = {}) {
   const q = {};
   for (const k of API_KEYS) if (s[k] !== undefined && !(k === 'namespaces' && path !== 'namespaces/graph')) q[k] = s[k];
   if (s.service) delete q.injectServiceNodes; // not offered on graphService
+  if (path !== 'namespaces/graph' && s.clusterName) q.clusterName = s.clusterName;
   return path + qs({ ...q, ...extra });
 }
 

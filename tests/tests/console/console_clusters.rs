@@ -280,6 +280,30 @@ fn the_graph_boxes_each_cluster_and_its_panel_names_the_node_cluster() {
             "west's reviews-v3 has traffic: {health}"
         );
         screenshot(&c, "clusters-graph-panel").await;
+
+        // The panel's node-graph link reads the node in its own cluster.
+        let graph_link = js(
+            &c,
+            "return document.querySelector('[data-testid=panel-link-graph]').getAttribute('href')",
+            vec![],
+        )
+        .await;
+        let href = graph_link.as_str().unwrap_or_default().to_string();
+        assert!(
+            href.contains("workload=reviews-v3") && href.contains("clusterName=west"),
+            "{href}"
+        );
+        js(&c, "document.querySelector('[data-testid=panel-link-graph]').click()", vec![]).await;
+        let drawn = wait_js(
+            &c,
+            "const g = window.meshlensGraph;
+             const n = g && g.nodes().filter((n) => n.data('workload') === 'reviews-v3');
+             return n && n.length > 0 && location.search.includes('clusterName=west')
+               && n.map((x) => x.data('cluster'))",
+            "west's reviews-v3 node graph",
+        )
+        .await;
+        assert_eq!(drawn, json!(["west"]), "only west's reviews-v3 in its node graph");
         let errors = console_errors(&c).await;
         assert!(errors.is_empty(), "browser console errors: {errors:#?}");
     });
