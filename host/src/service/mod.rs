@@ -4,3 +4,4 @@
 
 pub mod graph;
 pub mod graph_cache;
+pub mod graph_inputs;
