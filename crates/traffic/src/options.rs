@@ -249,6 +249,8 @@ impl GraphOptions {
         let namespaces = match &target {
             GraphTarget::Namespaces => {
                 let mut out: Vec<String> = Vec::new();
+                // Each once, in the order asked; a set, as 1,000 namespaces are accepted.
+                let mut seen: std::collections::HashSet<&str> = Default::default();
                 for ns in q
                     .namespaces
                     .as_deref()
@@ -257,7 +259,7 @@ impl GraphOptions {
                     .map(str::trim)
                     .filter(|s| !s.is_empty())
                 {
-                    if !out.iter().any(|n| n == ns) {
+                    if seen.insert(ns) {
                         out.push(ns.to_string());
                     }
                 }

@@ -13,18 +13,19 @@ use std::{
 
 use abi_stable::std_types::{RResult, RVec};
 use meshlens_cluster::ClusterState;
-use meshlens_query_batch::{Answers, Handle, QueryBatch, owned};
+use meshlens_query_batch::{Answers, Handle, QueryBatch};
 use meshlens_telemetry::Metrics;
 use meshlens_traffic::{
     AmbientWorkloads, GraphFormat, GraphOptions, GraphOutput, GraphScope, GraphSettings,
     GraphTarget, PlannedQuery, appender_run_order, build_graph_until, finish, names_only,
-    round_results, traffic_plan,
+    traffic_plan,
 };
 use plugin_api::{
     AppenderBox, AppenderData, ClusterData, ClusterKind, Graph, GraphRequest, QueryResult,
 };
 use tokio::sync::OwnedSemaphorePermit;
 
+use super::graph_inputs::appender_inputs;
 use super::graph_rights::{Caller, Hidden, Rights};
 use crate::{
     context::RequestContext, dropper::DropLater, error::ApiError, limits::Scope, state::AppState,
@@ -304,24 +305,12 @@ fn on_pool(
         let t = Instant::now();
         // The appenders' owned copies and cluster data are CPU work too: here, not on the
         // async workers that answer the cheap operations.
-        let mut per_appender: Vec<AppenderData> = Vec::with_capacity(inputs.len());
-        for (handle, kinds) in inputs {
-            // Once the request is gone the rest is not copied (checked after the join).
-            if scope.is_done() {
-                return per_appender;
-            }
-            // Appenders get their answers as owned values across the ABI, rounded as the
-            // traffic values are; an answer is moved, not copied, unless another owner shares it.
-            let mut results: Vec<QueryResult> =
-                answers.take(handle).into_iter().map(owned).collect();
-            round_results(&mut results);
-            let cluster = if kinds.is_empty() {
-                Default::default()
-            } else {
-                cluster_data(&clusters, &kinds, namespaces)
-            };
-            per_appender.push(AppenderData { cluster, results: results.into() });
-        }
+        let taken = inputs.into_iter().map(|(h, kinds)| (answers.take(h), kinds)).collect();
+        let data = |kinds: &[ClusterKind]| cluster_data(&clusters, kinds, namespaces);
+        // Once the request is gone the rest is not copied (checked after the join).
+        let Some(per_appender) = appender_inputs(taken, &data, scope) else {
+            return Vec::new();
+        };
         m.graph_phase("prepare", "", t.elapsed());
         per_appender
     };

@@ -4,4 +4,5 @@
 
 pub mod graph;
 pub mod graph_cache;
+pub mod graph_inputs;
 pub mod graph_rights;

@@ -9,7 +9,7 @@
 #![forbid(unsafe_code)]
 
 use appender_support::labels::{CODE, DST_WL_NS, GRPC_STATUS, PROTOCOL};
-use appender_support::{EdgeIndex, FastMap, OnHops, edge_group_by, node_positions};
+use appender_support::{EdgeIndex, FastMap, FastSet, OnHops, edge_group_by, node_positions};
 use appender_support::{is_ok, lookup_cluster, request_families};
 use meshlens_health::{RateRule, RequestCodes, Rules, Status, add_series, workload_status};
 use plugin_api::abi_stable::std_types::{ROption, RString};
@@ -105,10 +105,13 @@ impl GraphAppender for Health {
         }
         let home = req.home_cluster.as_str();
         let pods = workload_pods(data, req.app_label.as_str(), home);
+        // A set: scanning 1,000 requested namespaces for each of 10,000 nodes was a third
+        // of this appender's time on the 1,000-namespace graph.
+        let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
         for (n, rc) in graph.nodes.iter_mut().zip(codes) {
             // Kiali judges outsider nodes too; meshlens appenders leave other namespaces'
             // nodes alone.
-            if !req.namespaces.contains(&n.namespace) {
+            if !requested.contains(n.namespace.as_str()) {
                 continue;
             }
             if let Some(status) = self.node_status(n, &rc, &pods, home) {
