@@ -29,13 +29,54 @@ use crate::dropper::DropLater;
 /// frees it on the dropper thread.
 pub type SharedGraph = Arc<DropLater<Graph>>;
 
-/// Graphs above this many nodes plus edges are not kept: one such graph is megabytes, and a
-/// graph that large is rarely asked twice with another scope within seconds.
-const MAX_ELEMENTS_PER_GRAPH: usize = 60_000;
+/// A graph estimated above this is not kept: the 200-namespace graph (2,001 nodes) fits, the
+/// 1,000-namespace one (10,001 nodes) does not; keeping that would hold a large share of the
+/// Deployment's memory limit for one viewer's next scope.
+const MAX_BYTES_PER_GRAPH: usize = 8 << 20;
 /// The most graphs kept at once (oldest first out).
 const MAX_GRAPHS: usize = 8;
-/// The most nodes plus edges kept in all graphs together, a bound on memory.
-const MAX_ELEMENTS: usize = 120_000;
+/// The estimated bytes of all kept graphs together, a bound on memory.
+const MAX_BYTES: usize = 24 << 20;
+
+/// The heap a graph holds, roughly: its elements and their strings and extra fields.
+fn estimate_bytes(g: &Graph) -> usize {
+    use plugin_api::{Edge, Field, Node, Value};
+    let field = |f: &Field| {
+        std::mem::size_of::<Field>()
+            + f.key.len()
+            + match &f.value {
+                Value::Text(t) => t.len(),
+                _ => 0,
+            }
+    };
+    let nodes: usize = g
+        .nodes
+        .iter()
+        .map(|n| {
+            std::mem::size_of::<Node>()
+                + [&n.id, &n.cluster, &n.namespace, &n.workload, &n.app, &n.version, &n.service]
+                    .iter()
+                    .map(|s| s.len())
+                    .sum::<usize>()
+                + n.dest_services.iter().map(|s| s.len() + 24).sum::<usize>()
+                + n.is_misconfigured.len()
+                + n.is_service_entry.len()
+                + n.extra.iter().map(field).sum::<usize>()
+        })
+        .sum();
+    let edges: usize = g
+        .edges
+        .iter()
+        .map(|e| {
+            std::mem::size_of::<Edge>()
+                + e.source.len()
+                + e.target.len()
+                + e.protocol.len()
+                + e.extra.iter().map(field).sum::<usize>()
+        })
+        .sum();
+    nodes + edges
+}
 
 struct Entry {
     key: String,
@@ -43,7 +84,7 @@ struct Entry {
     models: Vec<Arc<ClusterState>>,
     graph: SharedGraph,
     stored: Instant,
-    elements: usize,
+    bytes: usize,
 }
 
 /// The finished-graph cache; off when the TTL is zero.
@@ -77,8 +118,11 @@ impl GraphCache {
 
     /// Keeps a finished graph, unless it is too big; evicts expired, then oldest entries.
     pub fn put(&self, key: String, models: Vec<Arc<ClusterState>>, graph: SharedGraph) {
-        let elements = graph.nodes.len() + graph.edges.len();
-        if self.ttl.is_zero() || elements > MAX_ELEMENTS_PER_GRAPH {
+        if self.ttl.is_zero() {
+            return;
+        }
+        let bytes = estimate_bytes(&graph);
+        if bytes > MAX_BYTES_PER_GRAPH {
             return;
         }
         let Ok(mut entries) = self.entries.lock() else { return };
@@ -86,11 +130,11 @@ impl GraphCache {
         entries.retain(|e| e.stored.elapsed() < ttl && e.key != key);
         while !entries.is_empty()
             && (entries.len() >= MAX_GRAPHS
-                || entries.iter().map(|e| e.elements).sum::<usize>() + elements > MAX_ELEMENTS)
+                || entries.iter().map(|e| e.bytes).sum::<usize>() + bytes > MAX_BYTES)
         {
             entries.remove(0);
         }
-        entries.push(Entry { key, models, graph, stored: Instant::now(), elements });
+        entries.push(Entry { key, models, graph, stored: Instant::now(), bytes });
     }
 
     /// Graphs held now (for tests and `/metrics`).
@@ -160,16 +204,20 @@ mod tests {
         assert_eq!(cache.len(), MAX_GRAPHS);
         assert!(cache.get("k0", &named(&[&m])).is_none(), "the oldest goes first");
         assert!(cache.get(&format!("k{}", MAX_GRAPHS + 2), &named(&[&m])).is_some());
-        // Too big to keep; and the element bound evicts others to make room.
-        cache.put("big".into(), vec![m.clone()], graph(MAX_ELEMENTS_PER_GRAPH + 1));
+        // Too big to keep (estimated bytes); and the byte bound evicts the oldest for room.
+        let per_node = estimate_bytes(&graph(1));
+        let big = graph(MAX_BYTES_PER_GRAPH / per_node + 2);
+        assert!(estimate_bytes(&big) > MAX_BYTES_PER_GRAPH);
+        cache.put("big".into(), vec![m.clone()], big);
         assert!(cache.get("big", &named(&[&m])).is_none());
-        cache.put("half".into(), vec![m.clone()], graph(MAX_ELEMENTS_PER_GRAPH));
-        cache.put("half2".into(), vec![m.clone()], graph(MAX_ELEMENTS_PER_GRAPH));
-        assert!(
-            cache.get("half", &named(&[&m])).is_some()
-                && cache.get("half2", &named(&[&m])).is_some()
-        );
-        assert_eq!(cache.len(), 2, "the small graphs made room");
+        let cache = GraphCache::new(Duration::from_secs(10));
+        let near = || graph(MAX_BYTES_PER_GRAPH * 7 / 8 / per_node);
+        for k in ["a", "b", "c", "d"] {
+            cache.put(k.into(), vec![m.clone()], near());
+        }
+        let kept: Vec<bool> =
+            ["a", "b", "c", "d"].iter().map(|k| cache.get(k, &named(&[&m])).is_some()).collect();
+        assert_eq!(kept, [false, true, true, true], "three of 7 MiB fit in 24 MiB");
         // Off when the TTL is zero.
         let off = GraphCache::new(Duration::ZERO);
         off.put("k".into(), vec![m.clone()], graph(1));
