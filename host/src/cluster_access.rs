@@ -5,12 +5,14 @@
 //! cluster is read with its own credentials (its `[[cluster.remotes]]` kubeconfig). The home
 //! cluster keeps the reviewer `auth` was built with, so its path is unchanged.
 
+use std::sync::Arc;
+
 use warp::http::HeaderMap;
 
 // Made with the state (which holds them); kept nameable here, where they are used.
 pub use crate::access::{RemoteReviewers, Reviews};
 use crate::{
-    access::{Access, Identity},
+    access::{Access, AccessReview, Identity},
     clusters::Member,
     error::ApiError,
     state::AppState,
@@ -32,13 +34,23 @@ pub async fn access_in(
         .remote_reviewers
         .get(&member.name)
         .ok_or_else(|| ApiError::internal(format!("no reviewer for cluster {:?}", member.name)))?;
+    reviewed_by(state, reviewer.clone(), headers).await
+}
+
+/// The caller's access as `reviewer`'s API server sees the request's Kubernetes token: the
+/// user its TokenReview names, or `None` when it does not accept the token.
+pub async fn reviewed_by(
+    state: &AppState,
+    reviewer: Arc<dyn AccessReview>,
+    headers: &HeaderMap,
+) -> Result<Option<Access>, ApiError> {
     // `check` accepted the request, so the token is there (or a session token holding it).
     let token = state
         .auth
         .kube_token(headers)
         .ok_or_else(|| ApiError::Unauthorized("no Kubernetes token to review".into()))?;
     match reviewer.authenticate(&token).await {
-        Ok(user) => Ok(Some(Access::new(Identity::Kube(user), reviewer.clone()))),
+        Ok(user) => Ok(Some(Access::new(Identity::Kube(user), reviewer))),
         Err(ApiError::Unauthorized(_)) => Ok(None),
         Err(e) => Err(e),
     }

@@ -32,19 +32,22 @@ pub trait ClusterView: Send + Sync + std::fmt::Debug {
     /// The client access reviews are asked with (`None`: no API server).
     fn kube_client(&self) -> Option<kube::Client>;
 
+    /// Why the model cannot be read now (`None`: it can): the API server lost, or the caches
+    /// never synced.
+    fn unreachable(&self) -> Option<String> {
+        self.lost().or_else(|| {
+            (!self.synced()).then(|| "its Kubernetes caches are not synced".to_string())
+        })
+    }
+
     /// The model only if it can be read now, at once: [`ClusterError::Unavailable`] when
-    /// lost or not synced (remotes must neither slow a request nor pass old objects off).
+    /// [`Self::unreachable`] (remotes must neither slow a request nor pass old objects off).
     fn state_if_reachable(&self) -> BoxFuture<'_, Result<Arc<ClusterState>, ClusterError>> {
         Box::pin(async move {
-            if let Some(why) = self.lost() {
-                return Err(ClusterError::Unavailable(why));
+            match self.unreachable() {
+                Some(why) => Err(ClusterError::Unavailable(why)),
+                None => self.state().await,
             }
-            if !self.synced() {
-                return Err(ClusterError::Unavailable(
-                    "the cluster's Kubernetes caches are not synced yet".into(),
-                ));
-            }
-            self.state().await
         })
     }
 }
@@ -174,18 +177,7 @@ impl ClusterSet {
 impl Member {
     /// A 503 when this cluster cannot be read now: its API server lost, or never synced.
     pub fn unavailable(&self) -> Option<ApiError> {
-        if let Some(why) = self.cluster.lost() {
-            return Some(ApiError::unavailable(format!(
-                "cluster {:?} is not available: {why}",
-                self.name
-            )));
-        }
-        if !self.cluster.synced() {
-            return Some(ApiError::unavailable(format!(
-                "cluster {:?} is not available: its Kubernetes caches are not synced",
-                self.name
-            )));
-        }
-        None
+        let why = self.cluster.unreachable()?;
+        Some(ApiError::unavailable(format!("cluster {:?} is not available: {why}", self.name)))
     }
 }

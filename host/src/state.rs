@@ -26,8 +26,6 @@ pub struct AppState {
     pub config: Config,
     pub plugins: Arc<Registry>,
     pub metrics: Arc<MetricsEngine>,
-    /// The home cluster's view (`clusters.home().cluster`).
-    pub cluster: Arc<dyn ClusterView>,
     /// Every cluster read: home first, then `[[cluster.remotes]]`.
     pub clusters: ClusterSet,
     /// Credentials, session tokens and (strategies `token`, `header`) access reviews.
@@ -172,7 +170,6 @@ impl AppState {
         for m in clusters.members() {
             warnings.extend(m.cluster.warnings());
         }
-        let cluster = clusters.home().cluster.clone();
 
         let a = &config.auth;
         let Reviews { home: reviewer, remotes: remote_reviewers } =
@@ -190,7 +187,6 @@ impl AppState {
             config,
             plugins: Arc::new(registry),
             metrics,
-            cluster,
             clusters,
             auth,
             remote_reviewers,
@@ -227,11 +223,16 @@ impl AppState {
         });
     }
 
+    /// The home cluster's view.
+    pub fn home_cluster(&self) -> &Arc<dyn ClusterView> {
+        &self.clusters.home().cluster
+    }
+
     /// `Ok` when this replica should get traffic, or why not ([`Lifecycle::readiness`]).
     /// The home cluster only: a remote that is down (at start-up too) shows in `/status`
     /// and answers 503 for its `clusterName`, but never takes this replica out of service.
     pub fn readiness(&self) -> Result<(), String> {
-        self.lifecycle.readiness(self.cluster.synced())
+        self.lifecycle.readiness(self.home_cluster().synced())
     }
 
     /// Whether the backend answered its status probe within `metrics.stale_after`.
@@ -247,7 +248,7 @@ impl AppState {
     /// The `/metrics` answer: the registry, with the cluster gauges read now.
     pub fn metrics_response(&self) -> Response<Vec<u8>> {
         let m = &self.telemetry;
-        for (kind, count) in self.cluster.object_counts() {
+        for (kind, count) in self.home_cluster().object_counts() {
             m.cluster_object_count(kind, count);
         }
         // Home and every remote by name (objects stay the home cluster's: one label set).

@@ -120,11 +120,11 @@ async fn status_info(ctx: &Ctx) -> StatusInfo {
     });
     services.push(ExternalService {
         name: "Kubernetes".into(),
-        version: state.cluster.version(),
+        version: state.home_cluster().version(),
         url: None,
     });
     let mut warnings = state.warnings.clone();
-    warnings.extend(state.cluster.access_warnings());
+    warnings.extend(state.home_cluster().access_warnings());
     // Each remote that cannot be read now (never synced, or its API server lost), by name:
     // its namespaces are out of the lists and its clusterName answers 503 until it is back.
     for m in state.clusters.members().iter().filter(|m| m.remote) {
@@ -162,10 +162,10 @@ async fn status_info(ctx: &Ctx) -> StatusInfo {
 /// The mesh's version, when the cluster shows it: the image tag of the control plane
 /// (`istiod`, or `istio-pilot` before 1.5) in the mesh namespace, e.g. `pilot:1.20.0` → `1.20.0`.
 async fn mesh_version(state: &crate::state::AppState) -> Option<String> {
-    if !state.cluster.synced() {
+    if !state.home_cluster().synced() {
         return None;
     }
-    let cluster = state.cluster.state().await.ok()?;
+    let cluster = state.home_cluster().state().await.ok()?;
     let mesh_ns = &state.config.cluster.mesh_namespace;
     let w = ["istiod", "istio-pilot"].iter().find_map(|n| cluster.workload(mesh_ns, n))?;
     let image = w

@@ -254,16 +254,7 @@ async fn home_access(st: &AppState, caller: &Caller<'_>) -> Result<Option<Access
     if !caller.cluster.remote || !matches!(caller.access.identity, Identity::Kube(_)) {
         return Ok(Some(caller.access.clone()));
     }
-    let token = st
-        .auth
-        .kube_token(caller.headers)
-        .ok_or_else(|| ApiError::Unauthorized("no Kubernetes token to review".into()))?;
-    let reviewer = st.auth.reviewer.clone();
-    match reviewer.authenticate(&token).await {
-        Ok(user) => Ok(Some(Access::new(Identity::Kube(user), reviewer))),
-        Err(ApiError::Unauthorized(_)) => Ok(None),
-        Err(e) => Err(e),
-    }
+    crate::cluster_access::reviewed_by(st, st.auth.reviewer.clone(), caller.headers).await
 }
 
 #[cfg(test)]

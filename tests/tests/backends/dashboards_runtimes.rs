@@ -45,7 +45,7 @@ async fn runtimes_from_annotations_else_from_one_discovery_query() {
     .unwrap();
     let config = Config::load(Some(cfg_file.path())).unwrap();
     let state = Arc::new(AppState::build(config).await.unwrap_or_else(|e| panic!("state: {e}")));
-    let cluster = state.cluster.state().await.unwrap();
+    let cluster = state.home_cluster().state().await.unwrap();
     let sent = || state.metrics.queries_sent();
     let rc = RequestContext::background();
 

@@ -36,6 +36,23 @@ fn two_clusters(topology: Option<&str>) -> Meshlens {
     Meshlens::start(&config, &env, vec![plugins, dir]).expect("the two-cluster demo starts")
 }
 
+/// Taps node `id` and reads its side panel once its health is drawn: the cluster it names,
+/// its details link and any health error.
+async fn node_panel(c: &Client, id: &str) -> Value {
+    js(c, "window.meshlensGraph.getElementById(arguments[0]).emit('tap')", vec![json!(id)]).await;
+    wait_js(
+        c,
+        "const p = document.querySelector('[data-testid=panel]');
+         const h = p.querySelector('[data-testid=panel-health]');
+         return p.dataset.kind === 'node' && h && h.dataset.state === 'drawn' && {
+           cluster: p.querySelector('[data-testid=panel-cluster]').textContent,
+           link: p.querySelector('[data-testid=panel-link-details]').getAttribute('href'),
+           error: (h.querySelector('.error') || {}).textContent || null}",
+        "the node panel",
+    )
+    .await
+}
+
 #[test]
 fn list_pages_of_two_clusters_show_the_cluster_and_link_a_remote_with_its_name() {
     let m = two_clusters(None);
@@ -252,19 +269,7 @@ fn the_graph_boxes_each_cluster_and_its_panel_names_the_node_cluster() {
         assert_ne!(copies[0]["data"]["id"], copies[1]["data"]["id"]);
         let node = copies.iter().find(|n| n["data"]["cluster"] == "west").expect("west's");
         let id = node["data"]["id"].as_str().unwrap();
-        js(&c, "window.meshlensGraph.getElementById(arguments[0]).emit('tap')", vec![json!(id)])
-            .await;
-        let panel = wait_js(
-            &c,
-            "const p = document.querySelector('[data-testid=panel]');
-             const h = p.querySelector('[data-testid=panel-health]');
-             return p.dataset.kind === 'node' && h && h.dataset.state === 'drawn' && {
-               cluster: p.querySelector('[data-testid=panel-cluster]').textContent,
-               link: p.querySelector('[data-testid=panel-link-details]').getAttribute('href'),
-               error: (h.querySelector('.error') || {}).textContent || null}",
-            "the node panel",
-        )
-        .await;
+        let panel = node_panel(&c, id).await;
         assert_eq!(panel["cluster"], "west", "{panel}");
         assert_eq!(
             panel["link"], "workload?namespace=bookinfo&workload=reviews-v3&clusterName=west",
@@ -445,19 +450,7 @@ fn the_console_draws_two_clusters_from_the_servers_answers() {
             .find(|n| n["data"]["workload"] == "reviews-v3" && n["data"]["cluster"] == "west")
             .map(|n| n["data"]["id"].as_str().unwrap().to_string())
             .expect("west's reviews-v3");
-        js(&c, "window.meshlensGraph.getElementById(arguments[0]).emit('tap')", vec![json!(id)])
-            .await;
-        let panel = wait_js(
-            &c,
-            "const p = document.querySelector('[data-testid=panel]');
-             const h = p.querySelector('[data-testid=panel-health]');
-             return p.dataset.kind === 'node' && h && h.dataset.state === 'drawn' && {
-               cluster: p.querySelector('[data-testid=panel-cluster]').textContent,
-               link: p.querySelector('[data-testid=panel-link-details]').getAttribute('href'),
-               error: (h.querySelector('.error') || {}).textContent || null}",
-            "the node panel",
-        )
-        .await;
+        let panel = node_panel(&c, &id).await;
         assert_eq!(
             panel,
             json!({"cluster": "west", "link": "workload?namespace=bookinfo&workload=reviews-v3&clusterName=west", "error": null})
