@@ -32,6 +32,7 @@ use plugin_api::{HistogramStat, Matcher, MetricQuery, QueryResult, QueryTime, Ra
 use serde::Serialize;
 
 mod config;
+mod pattern;
 mod proxy;
 mod rules;
 mod scope;
@@ -42,7 +43,8 @@ pub use proxy::{proxy_health, proxy_queries};
 pub use rules::{RateRule, RuleProblem, Rules, ToleranceRule, default_rule, thresholds};
 use status::value;
 pub use status::{
-    ByCode, RequestCodes, Status, add_series, protocol_and_code, target_codes, workload_status,
+    ByCode, RequestCodes, Status, add_series, protocol_and_code, series_rate, target_codes,
+    workload_status,
 };
 
 const REQUESTS: &str = "istio_requests_total";

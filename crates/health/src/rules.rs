@@ -7,6 +7,8 @@
 //! on purpose, the code says so.
 
 use regex::Regex;
+
+use crate::pattern::Pattern;
 use serde::{Deserialize, Serialize};
 
 use crate::status::{ByCode, RequestCodes, Status};
@@ -73,31 +75,27 @@ pub fn default_rule() -> RateRule {
 /// `a`; meshlens wraps the whole pattern instead, so every regex matches the whole value as
 /// the issue asks. Patterns Kiali anchors itself (such as its default grpc code) match the
 /// same values either way.
-fn whole(pattern: Option<&str>) -> Result<Regex, regex::Error> {
+fn whole(pattern: Option<&str>, code: bool) -> Result<Pattern, regex::Error> {
     let p = pattern.filter(|p| !p.is_empty()).unwrap_or(".*");
-    Regex::new(&format!("^(?:{p})$"))
-}
-
-/// Kiali's `compileCodePattern`: `X` or `x` stands for a digit (`5XX`).
-fn code_pattern(pattern: Option<&str>) -> Result<Regex, regex::Error> {
-    let p = pattern.filter(|p| !p.is_empty()).map(|p| p.replace(['X', 'x'], "\\d"));
-    whole(p.as_deref())
+    // Kiali's `compileCodePattern`: `X` or `x` stands for a digit (`5XX`).
+    let text = if code { p.replace(['X', 'x'], "\\d") } else { p.to_string() };
+    Ok(Pattern::new(p, code, Regex::new(&format!("^(?:{text})$"))?))
 }
 
 #[derive(Clone, Debug)]
 struct Tolerance {
-    code: Regex,
-    direction: Regex,
-    protocol: Regex,
+    code: Pattern,
+    direction: Pattern,
+    protocol: Pattern,
     degraded: f64,
     failure: f64,
 }
 
 #[derive(Clone, Debug)]
 struct Rate {
-    namespace: Regex,
-    kind: Regex,
-    name: Regex,
+    namespace: Pattern,
+    kind: Pattern,
+    name: Pattern,
     tolerance: Vec<Tolerance>,
 }
 
@@ -128,15 +126,17 @@ fn pattern(
     code: bool,
     key: String,
     problems: &mut Vec<RuleProblem>,
-) -> Option<Regex> {
-    let r = if code { code_pattern(p.as_deref()) } else { whole(p.as_deref()) };
-    r.map_err(|e| {
-        // regex's message spans lines (pattern, caret, reason); the reason is the last.
-        let text = e.to_string();
-        let reason = text.lines().last().unwrap_or_default().trim().trim_start_matches("error: ");
-        problems.push(RuleProblem { key, reason: format!("invalid regular expression: {reason}") });
-    })
-    .ok()
+) -> Option<Pattern> {
+    whole(p.as_deref(), code)
+        .map_err(|e| {
+            // regex's message spans lines (pattern, caret, reason); the reason is the last.
+            let text = e.to_string();
+            let reason =
+                text.lines().last().unwrap_or_default().trim().trim_start_matches("error: ");
+            problems
+                .push(RuleProblem { key, reason: format!("invalid regular expression: {reason}") });
+        })
+        .ok()
 }
 
 fn compile_rate(i: usize, r: &RateRule, problems: &mut Vec<RuleProblem>) -> Option<Rate> {
@@ -267,7 +267,7 @@ impl Rules {
 fn direction_status(by_code: &ByCode, tolerances: &[Tolerance], direction: &str) -> (Status, bool) {
     let mut worst = Status::Na;
     let mut traffic = false;
-    for (protocol, codes) in by_code {
+    for (protocol, codes) in by_code.by_protocol() {
         for t in tolerances {
             if !t.direction.is_match(direction) || !t.protocol.is_match(protocol) {
                 continue;
@@ -275,7 +275,7 @@ fn direction_status(by_code: &ByCode, tolerances: &[Tolerance], direction: &str)
             // Kiali's `aggregateMatchingCodes`: the matching codes added together, over all
             // requests of the protocol in this direction.
             let (mut errors, mut total) = (0.0, 0.0);
-            for (code, v) in codes {
+            for (_, code, v) in codes {
                 total += v;
                 if t.code.is_match(code) {
                     errors += v;
@@ -309,12 +309,10 @@ pub fn thresholds(percent: f64, degraded: f64, failure: f64) -> Status {
 /// 5xx of both directions together, failure at 10 %, degraded at 0.1 %.
 fn simple_status(rc: &RequestCodes) -> Status {
     let (mut errors, mut total) = (0.0, 0.0);
-    for codes in rc.inbound.values().chain(rc.outbound.values()) {
-        for (code, v) in codes {
-            total += v;
-            if code.starts_with(['4', '5']) {
-                errors += v;
-            }
+    for (_, code, v) in rc.inbound.iter().chain(rc.outbound.iter()) {
+        total += v;
+        if code.starts_with(['4', '5']) {
+            errors += v;
         }
     }
     if total <= 0.0 {

@@ -11,7 +11,7 @@
 use appender_support::labels::{CODE, DST_WL_NS, GRPC_STATUS, PROTOCOL};
 use appender_support::{EdgeIndex, FastMap, FastSet, OnHops, edge_group_by, node_positions};
 use appender_support::{is_ok, lookup_cluster, request_families};
-use meshlens_health::{RateRule, RequestCodes, Rules, Status, add_series, workload_status};
+use meshlens_health::{RateRule, RequestCodes, Rules, Status, series_rate, workload_status};
 use plugin_api::abi_stable::std_types::{ROption, RString};
 use plugin_api::{
     AppenderData, AppenderInputs, ClusterKind, Graph, GraphAppender, GraphRequest, HistogramStat,
@@ -81,25 +81,27 @@ impl GraphAppender for Health {
         {
             let index = EdgeIndex::new(graph);
             let nodes = node_positions(graph);
+            // Each series' protocol, code and rate are read where it is matched (on all
+            // cores), once for both of its ends.
             let hits = index.hits(
                 &data.results,
                 req.graph_type,
                 req.inject_service_nodes,
                 req.home_cluster.as_str(),
                 OnHops::Every,
-                |s, _| Some(s),
+                |s, _| Some(series_rate(s)),
             );
-            for (e, s) in hits {
+            for (e, (protocol, code, v)) in hits {
                 let edge = &graph.edges[e];
                 // The index finds every protocol of a pair; a series counts on its own.
-                if s.labels.get(PROTOCOL).unwrap_or("") != edge.protocol.as_str() {
+                if protocol != edge.protocol.as_str() {
                     continue;
                 }
                 if let Some(&i) = nodes.get(edge.source.as_str()) {
-                    add_series(&mut codes[i].outbound, s);
+                    codes[i].outbound.add(protocol, code, v);
                 }
                 if let Some(&i) = nodes.get(edge.target.as_str()) {
-                    add_series(&mut codes[i].inbound, s);
+                    codes[i].inbound.add(protocol, code, v);
                 }
             }
         }
@@ -122,11 +124,11 @@ impl GraphAppender for Health {
     }
 }
 
-/// The replica status of each workload, by (cluster, namespace, workload), and of each
-/// app's: a node is judged by its own cluster's workloads.
+/// The replica status of each workload, by (cluster, namespace, workload), and the worst of
+/// each app's: a node is judged by its own cluster's workloads.
 struct Pods<'a> {
     by_workload: FastMap<(&'a str, &'a str, &'a str), Status>,
-    by_app: FastMap<(&'a str, &'a str, &'a str), Vec<Status>>,
+    by_app: FastMap<(&'a str, &'a str, &'a str), Status>,
 }
 
 fn workload_pods<'a>(data: &'a AppenderData, app_label: &str, home: &'a str) -> Pods<'a> {
@@ -136,7 +138,9 @@ fn workload_pods<'a>(data: &'a AppenderData, app_label: &str, home: &'a str) -> 
         let c = lookup_cluster(w.cluster.as_str(), home);
         p.by_workload.insert((c, w.namespace.as_str(), w.name.as_str()), status);
         if let Some(app) = w.labels.iter().find(|l| l.name.as_str() == app_label) {
-            p.by_app.entry((c, w.namespace.as_str(), app.value.as_str())).or_default().push(status);
+            let worst = p.by_app.entry((c, w.namespace.as_str(), app.value.as_str()));
+            let worst = worst.or_insert(Status::Na);
+            *worst = worst.worst(status);
         }
     }
     p
@@ -159,28 +163,25 @@ impl Health {
         }
         let ns = n.namespace.as_str();
         let c = lookup_cluster(n.cluster.as_str(), home);
+        // `na` where no workload is known: the worst of `na` and any status is that status.
+        let workload = |w: &str| pods.by_workload.get(&(c, ns, w)).copied().unwrap_or(Status::Na);
         let (kind, name, workloads) = match n.node_type {
-            NodeType::Workload => {
-                let p = pods.by_workload.get(&(c, ns, n.workload.as_str())).copied();
-                ("workload", n.workload.as_str(), p.into_iter().collect::<Vec<_>>())
-            }
+            NodeType::Workload => ("workload", n.workload.as_str(), workload(n.workload.as_str())),
+            // A versioned app node stands for one workload.
             NodeType::App if is_ok(n.workload.as_str()) => {
-                // A versioned app node stands for one workload.
-                let p = pods.by_workload.get(&(c, ns, n.workload.as_str())).copied();
-                ("app", n.app.as_str(), p.into_iter().collect())
+                ("app", n.app.as_str(), workload(n.workload.as_str()))
             }
             NodeType::App => {
-                let p = pods.by_app.get(&(c, ns, n.app.as_str())).cloned().unwrap_or_default();
-                ("app", n.app.as_str(), p)
+                let p = pods.by_app.get(&(c, ns, n.app.as_str())).copied();
+                ("app", n.app.as_str(), p.unwrap_or(Status::Na))
             }
-            NodeType::Service => ("service", n.service.as_str(), Vec::new()),
+            NodeType::Service => ("service", n.service.as_str(), Status::Na),
             NodeType::Unknown => return None,
         };
         if name.is_empty() {
             return None;
         }
-        let requests = self.rules.request_status(ns, kind, name, rc);
-        Some(workloads.into_iter().fold(requests, Status::worst))
+        Some(self.rules.request_status(ns, kind, name, rc).worst(workloads))
     }
 }
 

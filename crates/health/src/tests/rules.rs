@@ -7,7 +7,7 @@ use super::super::*;
 fn dir(entries: &[(&str, &str, f64)]) -> ByCode {
     let mut m = ByCode::new();
     for (p, c, v) in entries {
-        *m.entry((*p).into()).or_default().entry((*c).into()).or_default() += v;
+        m.add(p, c, *v);
     }
     m
 }
@@ -204,9 +204,12 @@ fn grpc_errors_are_read_from_grpc_status_and_no_response_is_a_dash() {
         },
     ];
     let rc = target_codes(&results, &crate::Ambient::default());
-    assert_eq!(rc.inbound["grpc"]["14"], 2.0);
-    assert_eq!(rc.inbound["http"]["-"], 1.0);
-    assert_eq!(rc.outbound["http"]["200"], 3.0);
+    assert_eq!(rc.inbound.rate("grpc", "14"), Some(2.0));
+    assert_eq!(rc.inbound.rate("http", "-"), Some(1.0));
+    assert_eq!(rc.outbound.rate("http", "200"), Some(3.0));
+    // Read by protocol, then code, as Kiali's maps are.
+    let read: Vec<(&str, &str)> = rc.inbound.iter().map(|(p, c, _)| (p, c)).collect();
+    assert_eq!(read, [("grpc", "14"), ("http", "-")]);
 }
 
 #[test]
@@ -245,4 +248,20 @@ fn the_effective_rules_end_with_the_default() {
     let codes: Vec<&str> = eff[1].tolerance.iter().filter_map(|t| t.code.as_deref()).collect();
     assert_eq!(codes, ["5XX", "4XX", "^[1-9]$|^1[0-6]$", "^-$"]);
     assert_eq!(Rules::default().effective(), vec![eff[1].clone()]);
+}
+
+#[test]
+fn codes_add_up_per_protocol_and_code_and_read_sorted() {
+    let mut m = ByCode::new();
+    for (p, c, v) in
+        [("http", "500", 1.0), ("grpc", "0", 2.0), ("http", "200", 3.0), ("http", "500", 0.5)]
+    {
+        m.add(p, c, v);
+    }
+    let all: Vec<(&str, &str, f64)> = m.iter().collect();
+    assert_eq!(all, [("grpc", "0", 2.0), ("http", "200", 3.0), ("http", "500", 1.5)]);
+    let protocols: Vec<(&str, usize)> = m.by_protocol().map(|(p, run)| (p, run.len())).collect();
+    assert_eq!(protocols, [("grpc", 1), ("http", 2)]);
+    assert_eq!(m.rate("http", "404"), None);
+    assert!(!m.is_empty() && ByCode::new().is_empty());
 }
