@@ -1,5 +1,5 @@
 //! Benchmark (a): one graph of 10,000 nodes and 30,000 edges, built in process from query
-//! results, run through all eight bundled appenders (loaded through the plugin boundary),
+//! results, run through all nine bundled appenders (loaded through the plugin boundary),
 //! marked and serialised to JSON by the service's own pipeline (`service::graph::render`,
 //! what every graph request runs after its fetch) — next to serde_json serialising the same
 //! output alone (through the `Serialize` impls; the service writes the same bytes directly).
@@ -18,7 +18,10 @@ use std::{
 use integration_tests::server::plugin_library;
 use meshlens::{
     limits::Scope,
-    service::graph::{GraphAnswer, Job, render},
+    service::{
+        graph::{GraphAnswer, Job, render},
+        graph_inputs::Inputs,
+    },
 };
 use meshlens_traffic::{
     GraphOptions, GraphOutput, GraphScope, GraphSettings, GraphTarget, appender_run_order,
@@ -34,7 +37,8 @@ const WORKLOADS: usize = 50; // per namespace: 10,000 nodes
 const CALLS: usize = 3; // per workload: 30,000 edges
 const RUNS: usize = 7;
 
-const APPENDERS: [&str; 8] = [
+const APPENDERS: [&str; 9] = [
+    "appender-health",
     "appender-service-entry",
     "appender-dead-node",
     "appender-response-time",
@@ -147,6 +151,11 @@ fn main() {
                     results[1].series =
                         all_series(&[("connection_security_policy", "mutual_tls")], 1.5)
                 }
+                // Its queries are the traffic's own request queries.
+                "health" => {
+                    results[0].series =
+                        all_series(&[("request_protocol", "http"), ("response_code", "200")], 1.5)
+                }
                 _ => {}
             }
             AppenderData { cluster: cluster.clone(), results: results.into_iter().collect() }
@@ -186,7 +195,7 @@ fn main() {
         for _ in 0..RUNS {
             // The appenders' inputs are ready-made here (the service copies them from the
             // answers beside the build): handed over, not copied, inside the timing.
-            let inputs = data.clone();
+            let inputs = Inputs::unshared(data.clone());
             let t0 = Instant::now();
             let (answer, g) = render(&job, move || inputs, &|_| true, &scope, &phase, &telemetry)
                 .expect("rendered");
@@ -220,7 +229,7 @@ fn main() {
         size as f64 / 1e6
     );
     println!(
-        "  phases (mean ms): build {:.1}, eight appenders {:.1}, markers + output + JSON {:.1}",
+        "  phases (mean ms): build {:.1}, nine appenders {:.1}, markers + output + JSON {:.1}",
         per(phases[0]),
         per(phases[1]),
         per(phases[2])

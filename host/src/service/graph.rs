@@ -20,12 +20,10 @@ use meshlens_traffic::{
     GraphTarget, PlannedQuery, appender_run_order, build_graph_until, finish, names_only,
     traffic_plan,
 };
-use plugin_api::{
-    AppenderBox, AppenderData, ClusterData, ClusterKind, Graph, GraphRequest, QueryResult,
-};
+use plugin_api::{AppenderBox, ClusterData, ClusterKind, Graph, GraphRequest, QueryResult};
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::graph_inputs::appender_inputs;
+use super::graph_inputs::{Inputs, appender_inputs};
 use super::graph_rights::{Caller, Hidden, Rights};
 use crate::{
     context::RequestContext, dropper::DropLater, error::ApiError, limits::Scope, state::AppState,
@@ -309,7 +307,7 @@ fn on_pool(
         let data = |kinds: &[ClusterKind]| cluster_data(&clusters, kinds, namespaces);
         // Once the request is gone the rest is not copied (checked after the join).
         let Some(per_appender) = appender_inputs(taken, &data, scope) else {
-            return Vec::new();
+            return Inputs::default();
         };
         m.graph_phase("prepare", "", t.elapsed());
         per_appender
@@ -329,7 +327,7 @@ fn on_pool(
 /// is counted in `telemetry`. Every step first checks that the request is still wanted.
 pub fn render<R: Borrow<QueryResult> + Sync>(
     job: &Job<R>,
-    prepare: impl FnOnce() -> Vec<AppenderData> + Send,
+    prepare: impl FnOnce() -> Inputs + Send,
     exists: &(dyn Fn(&str) -> bool + Sync),
     scope: &Scope,
     phase: PhaseSink<'_>,
@@ -349,12 +347,14 @@ pub fn render<R: Borrow<QueryResult> + Sync>(
         g
     };
     let (per_appender, g) = rayon::join(prepare, build);
-    let per_appender = DropLater::new(per_appender);
+    let mut per_appender = DropLater::new(per_appender);
     let mut g = DropLater::new(g.map_err(|_| Scope::gone())?);
     // Also when only the preparing stopped: its inputs may be short.
     scope.check()?;
-    for ((name, a), data) in job.appenders.iter().zip(per_appender.iter()) {
+    for (i, (name, a)) in job.appenders.iter().enumerate() {
         scope.check()?;
+        // Short only when preparing stopped, which the check above has caught.
+        let Some(data) = per_appender.take_turn(i) else { break };
         let t = Instant::now();
         // An appender that checks the flag stops mid-way when the request goes.
         let applied = a.apply_cancellable(&job.req, data, &mut g, scope.plugin_cancel());
