@@ -231,17 +231,38 @@ fn phases(
         delta("meshlens_graph_phase_duration_seconds_sum", &format!("phase=\"{phase}\"")) * 1000.0
             / graphs as f64
     };
+    // Only the appender phase names an appender.
+    let per_graph_of = |appender: &str| {
+        delta("meshlens_graph_phase_duration_seconds_sum", &format!("appender=\"{appender}\""))
+            * 1000.0
+            / graphs as f64
+    };
     let request = delta("meshlens_api_request_duration_seconds_sum", "graphNamespaces") * 1000.0
         / graphs as f64;
     let query = delta("meshlens_backend_query_duration_seconds_sum", "")
         / delta("meshlens_backend_query_duration_seconds_count", "").max(1.0)
         * 1000.0;
+    // Each appender on its own, slowest first.
+    let mut names: Vec<&str> = after
+        .keys()
+        .filter(|k| {
+            k.starts_with("meshlens_graph_phase_duration_seconds_sum")
+                && k.contains("phase=\"appender\"")
+        })
+        .filter_map(|k| k.split("appender=\"").nth(1)?.split('"').next())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut each: Vec<(f64, &str)> = names.into_iter().map(|a| (per_graph_of(a), a)).collect();
+    each.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let each: Vec<String> = each.iter().map(|(t, a)| format!("{a} {t:.1}")).collect();
     format!(
-        "request {request:.1}, fetch {:.1} (mean backend query {query:.1}), prepare {:.1}, build {:.1}, appenders {:.1}, output {:.1}",
+        "request {request:.1}, fetch {:.1} (mean backend query {query:.1}), prepare {:.1}, build {:.1}, appenders {:.1} ({}), output {:.1}",
         per_graph("fetch"),
         per_graph("prepare"),
         per_graph("build"),
         per_graph("appender"),
+        each.join(", "),
         per_graph("output")
     )
 }
