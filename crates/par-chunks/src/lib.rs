@@ -155,6 +155,35 @@ pub fn try_map_chunks_in_order<'t, T: Sync, R: Send>(
     outcome
 }
 
+/// Below this many bytes, [`concat`] copies on the calling thread.
+const MIN_PARALLEL_BYTES: usize = 1 << 20;
+
+/// `parts` end to end in one buffer. A big buffer is fresh memory: writing it first faults
+/// its pages in, which on the 1,000-namespace graph's 11.5 MB answer took longer than the
+/// copy itself; the parts are copied, and their pages faulted, by the caller's pool
+/// threads together, each into its own slice of the buffer.
+pub fn concat(parts: &[&[u8]]) -> Vec<u8> {
+    let total = parts.iter().map(|p| p.len()).sum();
+    if total < MIN_PARALLEL_BYTES || idle_helpers() == 0 {
+        return parts.concat();
+    }
+    // Zeroed fresh memory is the OS's zero pages: not written until copied into.
+    let mut out = vec![0u8; total];
+    let mut rest = out.as_mut_slice();
+    let mut pairs = Vec::with_capacity(parts.len());
+    for p in parts {
+        let (into, after) = rest.split_at_mut(p.len());
+        pairs.push((into, *p));
+        rest = after;
+    }
+    rayon::in_place_scope(|s| {
+        for (into, from) in pairs {
+            s.spawn(move |_| into.copy_from_slice(from));
+        }
+    });
+    out
+}
+
 /// How many threads may help the caller: the other threads of the rayon pool it runs on
 /// (up to [`MAX_THREADS`] in all), none off a pool.
 fn idle_helpers() -> usize {
@@ -187,6 +216,20 @@ impl Drop for SetOnDrop<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn concat_joins_parts_in_order_on_and_off_a_pool() {
+        let parts: Vec<Vec<u8>> =
+            (0..40u8).map(|i| vec![i; 70_000 + usize::from(i) * 13]).collect();
+        let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        let expected = refs.concat();
+        assert!(expected.len() > super::MIN_PARALLEL_BYTES);
+        assert_eq!(super::concat(&refs), expected, "off a pool");
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        assert_eq!(pool.install(|| super::concat(&refs)), expected, "on a pool");
+        assert_eq!(pool.install(|| super::concat(&[b"ab", b"", b"c"])), b"abc");
+        assert!(super::concat(&[]).is_empty());
+    }
+
     use super::*;
     use std::collections::HashSet;
 
