@@ -9,7 +9,9 @@
 #![forbid(unsafe_code)]
 
 use appender_support::labels::{CODE, DST_WL_NS, GRPC_STATUS, PROTOCOL};
-use appender_support::{EdgeIndex, FastMap, FastSet, OnHops, edge_group_by, node_positions};
+use appender_support::{
+    EdgeIndex, FastMap, FastSet, HashMapExt, OnHops, edge_group_by, node_positions,
+};
 use appender_support::{is_ok, lookup_cluster, request_families};
 use meshlens_health::{RateRule, RequestCodes, Rules, Status, series_rate, workload_status};
 use plugin_api::abi_stable::std_types::{ROption, RString};
@@ -106,7 +108,9 @@ impl GraphAppender for Health {
             }
         }
         let home = req.home_cluster.as_str();
-        let pods = workload_pods(data, req.app_label.as_str(), home);
+        // By app only where an app node stands for several workloads.
+        let apps = graph.nodes.iter().any(|n| n.node_type == NodeType::App);
+        let pods = workload_pods(data, req.app_label.as_str(), home, apps);
         // A set: scanning 1,000 requested namespaces for each of 10,000 nodes was a third
         // of this appender's time on the 1,000-namespace graph.
         let requested: FastSet<&str> = req.namespaces.iter().map(|s| s.as_str()).collect();
@@ -131,12 +135,21 @@ struct Pods<'a> {
     by_app: FastMap<(&'a str, &'a str, &'a str), Status>,
 }
 
-fn workload_pods<'a>(data: &'a AppenderData, app_label: &str, home: &'a str) -> Pods<'a> {
-    let mut p = Pods { by_workload: FastMap::default(), by_app: FastMap::default() };
+fn workload_pods<'a>(
+    data: &'a AppenderData,
+    app_label: &str,
+    home: &'a str,
+    apps: bool,
+) -> Pods<'a> {
+    let n = data.cluster.workloads.len();
+    let mut p = Pods { by_workload: FastMap::with_capacity(n), by_app: FastMap::default() };
     for w in data.cluster.workloads.iter() {
         let status = workload_status(i64::from(w.replicas), i64::from(w.available_replicas));
         let c = lookup_cluster(w.cluster.as_str(), home);
         p.by_workload.insert((c, w.namespace.as_str(), w.name.as_str()), status);
+        if !apps {
+            continue;
+        }
         if let Some(app) = w.labels.iter().find(|l| l.name.as_str() == app_label) {
             let worst = p.by_app.entry((c, w.namespace.as_str(), app.value.as_str()));
             let worst = worst.or_insert(Status::Na);

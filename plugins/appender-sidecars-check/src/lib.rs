@@ -45,6 +45,8 @@ impl GraphAppender for SidecarsCheck {
         // that is all that is kept.
         // Keyed by cluster too: a node is checked against its own cluster's workloads.
         let home = req.home_cluster.as_str();
+        // App keys only where there are app nodes to ask about (a workload graph has none).
+        let apps = graph.nodes.iter().any(|n| n.node_type == NodeType::App);
         let n = data.cluster.workloads.len();
         let mut by_name: FastMap<(&str, &str, &str), bool> = FastMap::with_capacity(n);
         let mut app_missing: FastMap<(&str, &str, &str), bool> = FastMap::with_capacity(n);
@@ -54,6 +56,9 @@ impl GraphAppender for SidecarsCheck {
             let (ns, missing) = (w.namespace.as_str(), !w.has_sidecar);
             let c = lookup_cluster(w.cluster.as_str(), home);
             by_name.insert((c, ns, w.name.as_str()), w.has_sidecar);
+            if !apps {
+                continue;
+            }
             if let Some(app) = label_value(&w.labels, req.app_label.as_str()) {
                 *app_missing.entry((c, ns, app)).or_default() |= missing;
                 if let Some(version) = label_value(&w.labels, req.version_label.as_str()) {
