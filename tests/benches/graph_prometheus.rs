@@ -20,6 +20,7 @@
 //! `MESHLENS_BENCH_NAMESPACES=1000` runs the same on a mesh of 1,000 namespaces (issue #34:
 //! about 10,000 nodes, 29,000 edges, 19 MB of JSON; targets 1.15x of the raw replay, p50
 //! under 3 s, peak RSS under 512 MiB); its fixture takes minutes to make the first time.
+//! `MESHLENS_BENCH_RUNS=N` times each size N times instead of 15.
 //!
 //! Build once with `cargo build --release --workspace`, then run the bench binary directly
 //! (README "Benchmarks").
@@ -39,7 +40,17 @@ const DEFAULT_NAMESPACES: usize = 200;
 const WORKLOADS: usize = 10;
 const END: i64 = 1_700_000_000;
 // Medians of 15: on a 2-core host, one run in seven was often off by 30%.
-const RUNS: usize = 15;
+const DEFAULT_RUNS: usize = 15;
+
+/// Runs per size unless `MESHLENS_BENCH_RUNS` says otherwise: on a shared VM the paired
+/// ratio of the 1,000-namespace graph moved by ±0.04 between runs of 15.
+fn runs() -> usize {
+    std::env::var("MESHLENS_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_RUNS)
+}
 
 fn namespaces() -> usize {
     std::env::var("MESHLENS_BENCH_NAMESPACES")
@@ -342,7 +353,7 @@ fn main() {
         let (mut graph_cpu, mut graph_prom_cpu, mut raw_prom_cpu) = (0.0, 0.0, 0.0);
         let pids = (Some(m.pid()), prom.pid());
         let scraped = self_metrics(&m);
-        for _ in 0..RUNS {
+        for _ in 0..runs() {
             let t = fresh();
             let ((d, bytes), mc, pc) =
                 cpu_during(pids, || timed_graph(&http, &m, &graph_path(n, t)));
@@ -358,7 +369,7 @@ fn main() {
             raw_spread = (raw_spread.0 + s, raw_spread.1 + e);
             prs.push(parsed(&backend, &planned(n, t)));
         }
-        let phases = phases(&scraped, &self_metrics(&m), RUNS);
+        let phases = phases(&scraped, &self_metrics(&m), runs());
         // Each graph and its replay ran back to back, so their ratio shares the host's load at
         // that moment; the median of those ratios moves less with a busy host than the ratio
         // of the two medians does.
@@ -378,7 +389,7 @@ fn main() {
             g.as_secs_f64() / p.as_secs_f64(),
         );
         println!("        meshlens's own metrics, mean ms per graph: {phases}");
-        let runs = RUNS as f64;
+        let runs = runs() as f64;
         println!(
             "        Prometheus's query log, mean ms: graph: last query started {:.1} after the first, last ended {:.1} after the first start; \
              raw replay: {:.1} and {:.1}; graph body {body_bytes} bytes",
