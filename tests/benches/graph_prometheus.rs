@@ -20,7 +20,9 @@
 //! `MESHLENS_BENCH_NAMESPACES=1000` runs the same on a mesh of 1,000 namespaces (issue #34:
 //! about 10,000 nodes, 29,000 edges, 19 MB of JSON; targets 1.15x of the raw replay, p50
 //! under 3 s, peak RSS under 512 MiB); its fixture takes minutes to make the first time.
-//! `MESHLENS_BENCH_RUNS=N` times each size N times instead of 15.
+//! `MESHLENS_BENCH_RUNS=N` times each size N times instead of 15. `MESHLENS_BENCH_CALLS=3`
+//! makes each workload call three others instead of one (1,000 namespaces: 30,000 edges,
+//! the mesh the issue describes; its fixture is three times the size).
 //!
 //! Build once with `cargo build --release --workspace`, then run the bench binary directly
 //! (README "Benchmarks").
@@ -278,20 +280,36 @@ fn phases(
     )
 }
 
+/// Calls per workload unless `MESHLENS_BENCH_CALLS` says otherwise.
+fn calls() -> usize {
+    std::env::var("MESHLENS_BENCH_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1)
+}
+
 fn main() {
     let total = namespaces();
-    let f = fixture(&[
+    let (end, namespaces, workloads, calls) =
+        (END.to_string(), total.to_string(), WORKLOADS.to_string(), calls().to_string());
+    let mut args = vec![
         "--end",
-        &END.to_string(),
+        &end,
         "--minutes",
         "15",
         "--topology",
         "synthetic",
         "--namespaces",
-        &total.to_string(),
+        &namespaces,
         "--workloads",
-        &WORKLOADS.to_string(),
-    ]);
+        &workloads,
+    ];
+    // Only when asked: the one-call mesh keeps its arguments, and its cached fixture.
+    if calls != "1" {
+        args.extend(["--calls", calls.as_str()]);
+    }
+    let f = fixture(&args);
     let prom = PromServer::start_logging_queries(&f);
     let cluster = tempfile::tempdir().expect("temp dir");
     write_deployments(cluster.path(), total, WORKLOADS);
