@@ -38,6 +38,15 @@ impl Inputs {
         }
         self.data.get(i)
     }
+
+    /// Appender `i` has run: its answers go (off the pool), so that they are not held
+    /// through the other appenders and the output. Its cluster data stays for the next
+    /// appender that shares it.
+    pub fn done(&mut self, i: usize) {
+        if let Some(d) = self.data.get_mut(i) {
+            crate::dropper::drop_later(std::mem::take(&mut d.results));
+        }
+    }
 }
 
 /// Each appender's answers, rounded as the traffic values are (an answer is moved, not
@@ -145,7 +154,7 @@ mod tests {
     fn appenders_asking_the_same_kinds_share_one_copy_in_turn() {
         let kinds = |k: &[ClusterKind]| RVec::from(k.to_vec());
         let taken = vec![
-            (Vec::new(), kinds(&[ClusterKind::Workloads])),
+            (vec![answer(1.0)], kinds(&[ClusterKind::Workloads])),
             (Vec::new(), kinds(&[ClusterKind::Services])),
             (Vec::new(), kinds(&[ClusterKind::Workloads])),
             (Vec::new(), RVec::new()),
@@ -165,6 +174,10 @@ mod tests {
         };
         // Each appender in turn sees the data it declared.
         assert_eq!(first(inputs.take_turn(0)).as_deref(), Some("Workloads"));
+        assert_eq!(inputs.data[0].results.len(), 1);
+        // Done: its answers go, its cluster data waits for the next that shares it.
+        inputs.done(0);
+        assert!(inputs.data[0].results.is_empty());
         assert_eq!(first(inputs.take_turn(1)).as_deref(), Some("Services"));
         assert_eq!(first(inputs.take_turn(2)).as_deref(), Some("Workloads"));
         assert_eq!(first(inputs.take_turn(3)), None);
