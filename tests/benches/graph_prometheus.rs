@@ -44,22 +44,19 @@ const END: i64 = 1_700_000_000;
 // Medians of 15: on a 2-core host, one run in seven was often off by 30%.
 const DEFAULT_RUNS: usize = 15;
 
+/// A positive count from the environment variable `name`, or `default`.
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).filter(|n| *n > 0).unwrap_or(default)
+}
+
 /// Runs per size unless `MESHLENS_BENCH_RUNS` says otherwise: on a shared VM the paired
 /// ratio of the 1,000-namespace graph moved by ±0.04 between runs of 15.
 fn runs() -> usize {
-    std::env::var("MESHLENS_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_RUNS)
+    env_count("MESHLENS_BENCH_RUNS", DEFAULT_RUNS)
 }
 
 fn namespaces() -> usize {
-    std::env::var("MESHLENS_BENCH_NAMESPACES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_NAMESPACES)
+    env_count("MESHLENS_BENCH_NAMESPACES", DEFAULT_NAMESPACES)
 }
 
 /// CPU time (user + system) a process has used so far, in ms; 0 where `/proc` is missing.
@@ -282,11 +279,7 @@ fn phases(
 
 /// Calls per workload unless `MESHLENS_BENCH_CALLS` says otherwise.
 fn calls() -> usize {
-    std::env::var("MESHLENS_BENCH_CALLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(1)
+    env_count("MESHLENS_BENCH_CALLS", 1)
 }
 
 fn main() {
