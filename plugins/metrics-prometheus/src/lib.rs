@@ -32,13 +32,6 @@ use prometheus_http_query::{Client, Error as PromError};
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use tokio::runtime::Runtime;
 
-// The host's allocator. Answers are decoded on whichever blocking thread ran the query,
-// and glibc malloc gave each such thread an arena of its own that kept its freed memory: the
-// 30,000-edge graph's peak RSS crept up run after run. Its TLS is the dynamic kind, as a
-// library loaded at run time needs.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Keys accepted in `[metrics.prometheus]`.
 const KNOWN_KEYS: &[&str] = &[
     "url",
