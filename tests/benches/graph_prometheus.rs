@@ -23,6 +23,7 @@
 //! `MESHLENS_BENCH_RUNS=N` times each size N times instead of 15. `MESHLENS_BENCH_CALLS=3`
 //! makes each workload call three others instead of one (1,000 namespaces: 30,000 edges,
 //! the mesh the issue describes; its fixture is three times the size).
+//! `MESHLENS_BENCH_ALLOCATOR=deployed` runs meshlens with the Deployment's allocator settings.
 //!
 //! Build once with `cargo build --release --workspace`, then run the bench binary directly
 //! (README "Benchmarks").
@@ -315,7 +316,11 @@ fn main() {
         cluster.path(),
         prom.url()
     );
-    let m = Meshlens::start(&cfg, &[], vec![plugins, cluster])
+    // `MESHLENS_BENCH_ALLOCATOR=deployed`: the allocator settings of the image and the
+    // Deployment (memory handed back at once), instead of the allocators' defaults.
+    let deployed = std::env::var("MESHLENS_BENCH_ALLOCATOR").is_ok_and(|v| v == "deployed");
+    let env = if deployed { integration_tests::server::DEPLOYED_ALLOCATOR_ENV } else { &[] };
+    let m = Meshlens::start(&cfg, env, vec![plugins, cluster])
         .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
     let backend = configured_backend(
         "metrics-prometheus",

@@ -184,8 +184,11 @@ pub fn demo_snapshot_server() -> Meshlens {
 /// The allocator settings the container image and the Deployment set
 /// (`deploy/Containerfile`, `deploy/kubernetes/deployment.yaml`), for benchmarks that
 /// measure a replica's memory as deployed. `deploy_manifests` keeps the three equal.
-pub const DEPLOYED_ALLOCATOR_ENV: &[(&str, &str)] =
-    &[("MIMALLOC_ARENA_EAGER_COMMIT", "0"), ("MIMALLOC_PURGE_DELAY", "0")];
+pub const DEPLOYED_ALLOCATOR_ENV: &[(&str, &str)] = &[
+    ("MALLOC_ARENA_MAX", "2"),
+    ("MIMALLOC_ARENA_EAGER_COMMIT", "0"),
+    ("MIMALLOC_PURGE_DELAY", "0"),
+];
 
 pub struct Meshlens {
     child: Child,
