@@ -164,11 +164,10 @@ fn main() {
 
     // Shared, as the service's answers are (the render lets go of them after the build).
     let traffic: Vec<Arc<QueryResult>> = traffic.into_iter().map(Arc::new).collect();
-    let mut job = Job {
+    let job = Job {
         opts: opts.clone(),
         plan,
         req,
-        traffic: Vec::new(),
         appenders: order
             .iter()
             .map(|name| {
@@ -198,11 +197,17 @@ fn main() {
             // The appenders' inputs are ready-made here (the service takes them from the
             // answers after the build): handed over, not copied, inside the timing.
             let inputs = Inputs::unshared(data.clone());
-            job.traffic = traffic.clone();
             let t0 = Instant::now();
-            let (answer, g) =
-                render(&mut job, move || inputs, &|_| true, &scope, &phase, &telemetry)
-                    .expect("rendered");
+            let (answer, g) = render(
+                &job,
+                traffic.clone(),
+                move || inputs,
+                &|_| true,
+                &scope,
+                &phase,
+                &telemetry,
+            )
+            .expect("rendered");
             let GraphAnswer::Json(json) = answer else { panic!("asked for JSON") };
             full.push(t0.elapsed());
             size = json.len();

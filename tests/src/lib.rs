@@ -11,6 +11,7 @@ pub mod kube_api;
 pub mod kube_reviews;
 pub mod load;
 pub mod mesh;
+pub mod poll;
 pub mod prometheus;
 pub mod rbac;
 pub mod server;

@@ -36,15 +36,13 @@ pub enum GraphAnswer {
     Dot(String),
 }
 
-/// Planned and fetched: everything the CPU part of one graph needs besides the appenders'
-/// inputs (made beside the build, see [`render`]).
-pub struct Job<R> {
+/// Planned and fetched: everything the CPU part of one graph needs besides the traffic
+/// answers and the appenders' inputs (both handed to [`render`]).
+pub struct Job {
     pub opts: GraphOptions,
     pub plan: Vec<PlannedQuery>,
     /// What appenders are told about the request.
     pub req: GraphRequest,
-    /// The traffic plan's answers, in plan order.
-    pub traffic: Vec<R>,
     /// The appenders to run, in order.
     pub appenders: Vec<(String, Arc<AppenderBox>)>,
     /// hide, find, focus and hops.
@@ -96,7 +94,6 @@ pub async fn graph(
         opts: planned.opts,
         plan: planned.plan,
         req: planned.req,
-        traffic,
         appenders: planned.appenders,
         view,
         hidden,
@@ -115,7 +112,7 @@ pub async fn graph(
         .run(rc.scope(), slot, move |scope| {
             let models: Vec<Arc<ClusterState>> = clusters.iter().map(|(_, c)| c.clone()).collect();
             let m = state.telemetry.clone();
-            let (answer, graph) = on_pool(job, answers, inputs, clusters, scope, &m)?;
+            let (answer, graph) = on_pool(job, traffic, answers, inputs, clusters, scope, &m)?;
             if let Some(key) = key {
                 state.graph_cache.put(key, models, Arc::new(graph));
             }
@@ -128,7 +125,7 @@ pub async fn graph(
 /// identity in the cache): the options but the scope, the duration histogram, the caller's
 /// hidden (cluster, namespace) pairs. `None` for a query time not yet past, whose answers are not final
 /// (the answer cache does not keep them either).
-fn cache_key<R>(job: &Job<R>) -> Option<String> {
+fn cache_key(job: &Job) -> Option<String> {
     if job.opts.query_time > meshlens_params::now() {
         return None;
     }
@@ -143,12 +140,7 @@ fn cache_key<R>(job: &Job<R>) -> Option<String> {
 }
 
 /// A finished graph from the cache, scoped and written for this request.
-fn from_cache(
-    job: Job<Arc<QueryResult>>,
-    g: &Graph,
-    scope: &Scope,
-    m: &Metrics,
-) -> Result<GraphAnswer, ApiError> {
+fn from_cache(job: Job, g: &Graph, scope: &Scope, m: &Metrics) -> Result<GraphAnswer, ApiError> {
     let job = DropLater::new(job);
     let t = Instant::now();
     let stop = || scope.is_done();
@@ -288,24 +280,24 @@ fn appenders(st: &AppState, opts: &GraphOptions) -> Vec<(String, Arc<AppenderBox
 /// graph is built; big values are freed on the dropper thread however the job ends (freeing
 /// 100,000 series inline kept the pool busy longer than stopping).
 fn on_pool(
-    job: Job<Arc<QueryResult>>,
+    job: Job,
+    traffic: Vec<Arc<QueryResult>>,
     answers: Answers,
     inputs: Vec<(Handle, RVec<ClusterKind>)>,
     clusters: Vec<(String, Arc<ClusterState>)>,
     scope: &Scope,
     m: &Metrics,
 ) -> Result<(GraphAnswer, DropLater<Graph>), ApiError> {
-    let mut job = DropLater::new(job);
+    let job = DropLater::new(job);
     let mut answers = DropLater::new(answers);
-    let namespaces = job.opts.namespaces.clone();
-    let namespaces = &namespaces;
+    let namespaces = &job.opts.namespaces;
     let prepare = || {
         let t = Instant::now();
         // The appenders' owned copies and cluster data are CPU work too: here, not on the
         // async workers that answer the cheap operations.
         let taken = inputs.into_iter().map(|(h, kinds)| (answers.take(h), kinds)).collect();
         let data = |kinds: &[ClusterKind]| cluster_data(&clusters, kinds, namespaces);
-        // Once the request is gone the rest is not copied (checked after the join).
+        // Once the request is gone the rest is not copied (checked after preparing).
         let Some(per_appender) = appender_inputs(taken, &data, scope) else {
             return Inputs::default();
         };
@@ -314,18 +306,21 @@ fn on_pool(
     };
     let exists = |ns: &str| clusters.iter().any(|(_, c)| c.namespace(ns).is_some());
     let phase = |p: &'static str, name: &str, took: Duration| m.graph_phase(p, name, took);
-    let (answer, graph) = render(&mut job, prepare, &exists, scope, &phase, m)?;
+    let (answer, graph) = render(&job, traffic, prepare, &exists, scope, &phase, m)?;
     m.graph_nodes.observe(graph.nodes.len() as f64);
     m.graph_edges.observe(graph.edges.len() as f64);
     Ok((answer, graph))
 }
 
 /// Build → appenders → markers → names-only → output → scope → JSON or DOT, with the
-/// graph as built (before the scope) for whoever wants to look at it. `prepare` makes the
-/// appenders' inputs after the build, once the traffic answers are let go; `exists` says which namespaces the cluster has; an appender's failure
-/// is counted in `telemetry`. Every step first checks that the request is still wanted.
+/// graph as built (before the scope) for whoever wants to look at it. The graph is built
+/// from `traffic` (the traffic plan's answers, in plan order), which is then let go;
+/// `prepare` makes the appenders' inputs after that; `exists` says which namespaces the
+/// cluster has; an appender's failure is counted in `telemetry`. Every step first checks
+/// that the request is still wanted.
 pub fn render(
-    job: &mut Job<Arc<QueryResult>>,
+    job: &Job,
+    traffic: Vec<Arc<QueryResult>>,
     prepare: impl FnOnce() -> Inputs + Send,
     exists: &(dyn Fn(&str) -> bool + Sync),
     scope: &Scope,
@@ -336,16 +331,17 @@ pub fn render(
     // its request is gone.
     let stop = || scope.is_done();
     let t = Instant::now();
-    let g = build_graph_until(&job.opts, &job.plan, job.traffic.as_slice(), &stop);
+    let opts = &job.opts;
+    let g = build_graph_until(opts, &job.plan, traffic.as_slice(), &stop);
+    let took = t.elapsed();
+    // Whether or not the build finished: big answers are not freed inline.
+    release(traffic);
     let mut g = DropLater::new(g.map_err(|_| Scope::gone())?);
-    phase("build", "", t.elapsed());
-    release(std::mem::take(&mut job.traffic));
+    phase("build", "", took);
     // After the build, not beside it: an appender asking the traffic's own queries (health)
     // then gets those answers moved rather than copied (on the 1,000-namespace graph of
     // 30,000 edges, copies of tens of MB, made beside the build that read the originals).
     let mut per_appender = DropLater::new(prepare());
-    let job = &*job;
-    let opts = &job.opts;
     // Also when only the preparing stopped: its inputs may be short.
     scope.check()?;
     for (i, (name, a)) in job.appenders.iter().enumerate() {
@@ -389,11 +385,7 @@ fn release(traffic: Vec<Arc<QueryResult>>) {
 
 /// The output after the appenders and the ids, so that the scope keeps elements of the full
 /// graph; then the bytes.
-fn output<R>(
-    job: &Job<R>,
-    g: &Graph,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Result<GraphAnswer, ApiError> {
+fn output(job: &Job, g: &Graph, stop: &(dyn Fn() -> bool + Sync)) -> Result<GraphAnswer, ApiError> {
     // After the appenders, on the whole graph's ids and totals, so kept elements are the full
     // graph's; what the scope drops is not prepared.
     let out = GraphOutput::scoped_until(&job.opts, g, &job.view, stop)

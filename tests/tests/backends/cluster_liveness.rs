@@ -8,6 +8,7 @@ use std::{
 };
 
 use integration_tests::kube_api::{KubeApi, Options, read_fixtures};
+use integration_tests::poll::within;
 use meshlens_cluster::{
     Cluster, ClusterConfig, ClusterError, ClusterState, HumanDuration, SourceKind,
 };
@@ -44,18 +45,6 @@ fn deployment(name: &str, app: &str) -> Value {
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}},
                  "template": {"metadata": {"labels": {"app": app, "version": "v1"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}},
         "status": {"availableReplicas": 1}})
-}
-
-/// Polls `check` every 100 ms for up to `limit`; the time it took, or a panic naming `what`.
-async fn within(limit: Duration, what: &str, mut check: impl AsyncFnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if check().await {
-            return start.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{what} did not happen within {limit:?}");
 }
 
 /// `state_if_reachable` must say Unavailable (503) at once, naming the server.

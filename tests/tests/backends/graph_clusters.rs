@@ -95,14 +95,22 @@ struct Setup {
 }
 
 fn setup() -> Setup {
+    let demo = workspace_root().join("config").join("demo");
+    start(
+        "strategy = \"anonymous\"",
+        &format!("[cluster]\nsource = \"snapshot\"\nsnapshot = [{demo:?}]\n"),
+    )
+}
+
+/// meshlens with `auth` (the `[auth]` table's body) and `cluster` (its cluster tables), on a
+/// real Prometheus holding the two-cluster traffic.
+fn start(auth: &str, cluster: &str) -> Setup {
     let now = 1_700_000_000 / STEP * STEP;
     let fixture = from_openmetrics(&openmetrics(now - 1800, now), now - 1800, now);
     let prom = PromServer::start(&fixture);
     let plugins = plugin_dir(BUNDLED);
-    let demo = workspace_root().join("config").join("demo");
     let cfg = format!(
-        "[server]\nport = 0\n[auth]\nstrategy = \"anonymous\"\n[plugins]\ndirs = [{:?}]\n\
-         [cluster]\nsource = \"snapshot\"\nsnapshot = [{demo:?}]\n\
+        "[server]\nport = 0\n[auth]\n{auth}\n[plugins]\ndirs = [{:?}]\n{cluster}\
          [metrics]\nbackend = \"prometheus\"\n[metrics.prometheus]\nurl = {:?}\n",
         plugins.path().display().to_string(),
         prom.url()
@@ -280,21 +288,11 @@ async fn start_rights(header: bool) -> Rights {
     let east_kc = kubeconfig(east_dir.path(), &east.url());
     let west_kc = kubeconfig(west_dir.path(), &west.url());
     let s = tokio::task::spawn_blocking(move || {
-        let now = 1_700_000_000 / STEP * STEP;
-        let fixture = from_openmetrics(&openmetrics(now - 1800, now), now - 1800, now);
-        let prom = PromServer::start(&fixture);
-        let plugins = plugin_dir(BUNDLED);
-        let cfg = format!(
-            "[server]\nport = 0\n[auth]\n{auth}\n[plugins]\ndirs = [{:?}]\n\
-             [cluster]\nsource = \"kube\"\nkubeconfig = {east_kc:?}\nsync_timeout = \"20s\"\n\
-             [[cluster.remotes]]\nname = \"west\"\nkubeconfig = {west_kc:?}\n\
-             [metrics]\nbackend = \"prometheus\"\n[metrics.prometheus]\nurl = {:?}\n",
-            plugins.path().display().to_string(),
-            prom.url()
+        let cluster = format!(
+            "[cluster]\nsource = \"kube\"\nkubeconfig = {east_kc:?}\nsync_timeout = \"20s\"\n\
+             [[cluster.remotes]]\nname = \"west\"\nkubeconfig = {west_kc:?}\n"
         );
-        let m = Meshlens::start(&cfg, &[], vec![plugins])
-            .unwrap_or_else(|e| panic!("meshlens did not start: {e:?}"));
-        Setup { m, _prom: prom, _fixture: fixture, now }
+        start(&auth, &cluster)
     })
     .await
     .expect("started");

@@ -21,6 +21,7 @@ use std::{
 use integration_tests::{
     kube_api::{KubeApi, Options, read_fixtures},
     kube_reviews::Reviews,
+    poll::within,
     server::{Response, binary, workspace_root},
 };
 use serde_json::{Value, json};
@@ -514,17 +515,6 @@ async fn west_warned(t: &Two) -> bool {
     warnings.iter().any(|w| w.as_str().is_some_and(|w| w.contains("\"west\"")))
 }
 
-async fn until(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if check().await {
-            return started.elapsed();
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    panic!("{what}: not within {limit:?}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_remote_that_goes_away_is_isolated_and_comes_back_on_its_own() {
     let plugins = integration_tests::server::plugin_dir(integration_tests::server::BUNDLED);
@@ -539,7 +529,7 @@ async fn a_remote_that_goes_away_is_isolated_and_comes_back_on_its_own() {
 
     // A silent partition: west's server accepts connections and never answers.
     t._west.as_ref().unwrap().hang();
-    let lost = until("west reported lost", Duration::from_secs(30), async || {
+    let lost = within(Duration::from_secs(30), "west reported lost", async || {
         let r = t.get(&west_apps, None).await;
         let listed = clusters_of(&t.get("/api/namespaces", None).await.json());
         r.status == 503 && listed.iter().all(|(_, c)| c == "east")
@@ -553,7 +543,7 @@ async fn a_remote_that_goes_away_is_isolated_and_comes_back_on_its_own() {
     assert_eq!(home_answers(&t).await, before, "home answers changed while west was away");
 
     t._west.as_ref().unwrap().restart().await;
-    let back = until("west back", Duration::from_secs(30), async || {
+    let back = within(Duration::from_secs(30), "west back", async || {
         let listed = clusters_of(&t.get("/api/namespaces", None).await.json());
         t.get(&west_apps, None).await.status == 200 && listed.iter().any(|(_, c)| c == "west")
     })
